@@ -1,0 +1,123 @@
+"""Identity of API types, apart from their schema (lightkube's ``core/resource.py`` idea).
+
+A :class:`ResourceType` is a small frozen value: group, version, kind, plural, scope and the few
+facts the REST layer and discovery need. It is built from a CustomResourceDefinition manifest
+(:func:`from_crd`), for our own kinds, for the core kinds we describe in CRD form, and for CRDs
+users apply at run time — one path for all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockapi.errors import GroupResource
+
+
+@dataclass(frozen=True)
+class GroupVersionKind:
+    group: str
+    version: str
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:
+        return f"{self.api_version}, Kind={self.kind}"
+
+
+def parse_api_version(api_version: str) -> tuple[str, str]:
+    """``"devmgmtproto.k8s.io/v1alpha1"`` → ``("devmgmtproto.k8s.io", "v1alpha1")``; ``"v1"`` → ``("", "v1")``."""
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+@dataclass(frozen=True)
+class PrinterColumn:
+    name: str
+    type: str
+    json_path: str
+    description: str = ""
+    format: str = ""
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One served (group, version, resource)."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    list_kind: str = ""
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: frozenset[str] = frozenset()
+    printer_columns: tuple[PrinterColumn, ...] = ()
+    # Field selectors accepted beyond metadata.name / metadata.namespace (CRD selectableFields,
+    # or the per-kind ones kube-apiserver registers for core kinds).
+    selectable_fields: tuple[str, ...] = ()
+    # The structural openAPIV3Schema of this version (validation, pruning, defaulting, SMP keys).
+    schema: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    # True for the kinds the server ships (core v1, apiextensions); False for CRD-registered ones.
+    builtin: bool = False
+
+    @property
+    def gvk(self) -> GroupVersionKind:
+        return GroupVersionKind(self.group, self.version, self.kind)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> GroupResource:
+        return GroupResource(self.group, self.plural)
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+
+def from_crd(crd: dict[str, Any], *, builtin: bool = False) -> list[ResourceType]:
+    """The served versions of a CustomResourceDefinition manifest (already validated) as ResourceTypes."""
+    spec = crd["spec"]
+    names = spec["names"]
+    kinds = []
+    for version in spec.get("versions") or []:
+        if not version.get("served", True):
+            continue
+        kinds.append(
+            ResourceType(
+                group=spec["group"],
+                version=version["name"],
+                kind=names["kind"],
+                plural=names["plural"],
+                singular=names.get("singular") or names["kind"].lower(),
+                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                list_kind=names.get("listKind") or names["kind"] + "List",
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                subresources=frozenset((version.get("subresources") or {}).keys()),
+                printer_columns=tuple(
+                    PrinterColumn(
+                        name=c["name"],
+                        type=c.get("type", "string"),
+                        json_path=c["jsonPath"],
+                        description=c.get("description", ""),
+                        format=c.get("format", ""),
+                        priority=int(c.get("priority", 0)),
+                    )
+                    for c in version.get("additionalPrinterColumns") or ()
+                ),
+                selectable_fields=tuple(f["jsonPath"].lstrip(".") for f in version.get("selectableFields") or ()),
+                schema=(version.get("schema") or {}).get("openAPIV3Schema") or {},
+                builtin=builtin,
+            )
+        )
+    return kinds
