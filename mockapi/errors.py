@@ -87,6 +87,7 @@ class StatusError(Exception):
     message: str
     details: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)  # ListMeta, e.g. a fresh continue token on 410
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
@@ -95,7 +96,7 @@ class StatusError(Exception):
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": self.metadata,
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,

@@ -1,0 +1,62 @@
+"""Injected time and identity, so tests can compare responses exactly.
+
+Wall-clock time and random UUIDs are the defaults users get; tests pass a :class:`FakeClock` and
+:class:`SequentialUIDs`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from datetime import datetime, timedelta, timezone
+from typing import Callable, Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+
+class FakeClock:
+    """A clock that only moves when told to (``advance``), starting at a fixed instant."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = start or datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        self._now += timedelta(seconds=seconds)
+
+
+UIDGenerator = Callable[[], str]
+
+
+def random_uid() -> str:
+    return str(uuid.uuid4())
+
+
+class SequentialUIDs:
+    """Deterministic UIDs: 00000000-0000-0000-0000-000000000001, ...2, ..."""
+
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+
+    def __call__(self) -> str:
+        n = next(self._counter)
+        return f"00000000-0000-0000-0000-{n:012d}"
+
+
+def rfc3339(moment: datetime) -> str:
+    """Seconds-precision RFC 3339 in UTC, as metav1.Time marshals: ``2024-01-01T00:00:00Z``."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_micro(moment: datetime) -> str:
+    """metav1.MicroTime: ``2024-01-01T00:00:00.000000Z``."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,0 +1,117 @@
+"""The thin ASGI dispatcher for ``/api`` and ``/apis``: parse once, route by verb, render errors once.
+
+No per-resource routes: a request becomes a :class:`RequestInfo`, the type is one dict lookup, the
+verb one more. Every exception leaves through :func:`errors.to_status` and is sent as a
+``metav1.Status`` (unknown ones are logged and become a 500).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from mockapi import errors
+from mockapi.http import discovery as discovery_
+from mockapi.http import requestinfo, responses, verbs
+from mockapi.http import watch as watch_
+from mockapi.http.verbs import Call
+from mockapi.registry.rest import Registry
+
+log = logging.getLogger("mockapi.http")
+
+HANDLERS: dict[str, verbs.Handler] = {
+    "get": verbs.get,
+    "list": verbs.list_,
+    "watch": watch_.watch,
+    "create": verbs.create,
+    "update": verbs.update,
+    "patch": verbs.patch,
+    "delete": verbs.delete,
+    "deletecollection": verbs.delete_collection,
+}
+SUBRESOURCE_VERBS = {"status": ("get", "update", "patch"), "finalize": ("update",)}
+_NOT_FOUND = ("the server could not find the requested resource",)
+
+
+def _not_found() -> errors.StatusError:
+    return errors.StatusError(404, "NotFound", _NOT_FOUND[0], {})
+
+
+class KubeAPI:
+    def __init__(self, registry: Registry, discovery: discovery_.Discovery, *, max_body: int, watch_settings: dict | None = None, observer=None) -> None:
+        self.registry = registry
+        self.discovery = discovery
+        self.max_body = max_body
+        self.watch_settings = watch_settings or {}
+        self.observer = observer  # called with (info, status code) after each request, if set
+
+    async def __call__(self, scope, receive, send) -> None:
+        info = requestinfo.parse(scope["method"], scope["path"], scope.get("query_string", b""))
+        code = [0]
+
+        async def tracking_send(message):
+            if message["type"] == "http.response.start":
+                code[0] = message["status"]
+            await send(message)
+
+        try:
+            headers = dict(scope.get("headers") or ())
+            if info.is_resource_request:
+                await self._resource(info, headers, receive, tracking_send)
+            else:
+                await self._discovery(info, headers, tracking_send)
+        except ConnectionAbortedError:
+            return
+        except Exception as exc:  # noqa: BLE001 - the one place errors become responses
+            status = errors.to_status(exc)
+            if not isinstance(exc, errors.StatusError):
+                log.exception("internal error serving %s %s", info.method, info.path)
+            if code[0]:
+                return  # a stream already started: nothing more can be said over HTTP
+            await responses.send_error(tracking_send, status)
+        finally:
+            if self.observer is not None:
+                self.observer(info, code[0])
+
+    async def _resource(self, info, headers, receive, send) -> None:
+        rt = self.registry.types.find(info.group, info.version, info.resource)
+        if rt is None:
+            raise _not_found()
+        if info.subresource:
+            allowed = SUBRESOURCE_VERBS.get(info.subresource, ())
+            if info.subresource not in rt.subresources and not (info.subresource == "finalize" and rt.plural == "namespaces" and not rt.group):
+                raise _not_found()
+            if info.verb not in allowed:
+                raise errors.method_not_supported(rt.group_resource, info.verb)
+        if rt.namespaced and not info.namespace and info.verb not in ("list", "watch"):
+            raise _not_found() if info.name else errors.method_not_supported(rt.group_resource, info.verb)
+        if not rt.namespaced and info.namespace and rt.plural != "namespaces":
+            raise _not_found()
+        handler = HANDLERS.get(info.verb)
+        if handler is None:
+            raise errors.method_not_supported(rt.group_resource, info.verb)
+        call = Call(info, rt, self.registry, headers, receive, send, self.max_body, self.watch_settings)
+        await handler(call)
+
+    async def _discovery(self, info, headers, send) -> None:
+        if info.method != "GET":
+            raise errors.method_not_supported(None, info.method.lower())
+        accept = headers.get(b"accept", b"").decode("latin-1")
+        d = self.discovery
+        path = info.path.rstrip("/")
+        if path in ("/api", "/apis") and discovery_.wants_aggregated(accept):
+            body = d.aggregated(core=path == "/api")
+            await responses.send_bytes(send, 200, body, content_type=discovery_.AGGREGATED_CONTENT_TYPE)
+            return
+        if path == "/api":
+            body = d.api_versions()
+        elif path == "/apis":
+            body = d.group_list()
+        elif info.api_prefix == "api" and info.version and not info.resource and path.count("/") == 2:
+            body = d.resource_list("", info.version)
+        elif info.api_prefix == "apis" and info.group and not info.version:
+            body = d.group(info.group)
+        elif info.api_prefix == "apis" and info.version and path.count("/") == 3:
+            body = d.resource_list(info.group, info.version)
+        else:
+            raise _not_found()
+        await responses.send_bytes(send, 200, body)

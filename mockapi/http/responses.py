@@ -1,0 +1,58 @@
+"""Raw ASGI responses: pre-serialized bytes out, no framework on the hot path."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import orjson
+
+from mockapi import errors
+from mockapi.gvk import ResourceType
+
+JSON = b"application/json"
+
+
+def warning_header(text: str) -> tuple[bytes, bytes]:
+    """``Warning: 299 - "text"`` (kubectl prints it once per distinct text)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return b"warning", f'299 - "{escaped}"'.encode("utf-8", "replace")
+
+
+async def send_bytes(send, status: int, body: bytes, *, content_type: bytes = JSON, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", content_type), (b"content-length", str(len(body)).encode()), *headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_json(send, status: int, value, *, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    await send_bytes(send, status, orjson.dumps(value), headers=headers)
+
+
+async def send_error(send, exc: errors.StatusError) -> None:
+    headers = [(k.lower().encode(), v.encode()) for k, v in exc.headers.items()]
+    await send_bytes(send, exc.code, orjson.dumps(exc.status()), headers=headers)
+
+
+def list_body(rt: ResourceType, rv: int, items: list[bytes], *, continue_token: str = "", remaining: int | None = None) -> bytes:
+    meta = b'{"resourceVersion":"' + str(rv).encode() + b'"'
+    if continue_token:
+        meta += b',"continue":"' + continue_token.encode() + b'"'
+        if remaining is not None:
+            meta += b',"remainingItemCount":' + str(remaining).encode()
+    meta += b"}"
+    head = b'{"apiVersion":"' + rt.api_version.encode() + b'","kind":"' + rt.list_kind.encode() + b'","metadata":' + meta
+    return head + b',"items":[' + b",".join(items) + b"]}"
+
+
+def success_status(rt: ResourceType, name: str, uid: str | None) -> bytes:
+    details = {"name": name, "kind": rt.plural}
+    if rt.group:
+        details["group"] = rt.group
+    if uid:
+        details["uid"] = uid
+    return orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})

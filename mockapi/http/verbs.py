@@ -1,0 +1,123 @@
+"""One thin handler per Kubernetes verb: parse options, call one registry method, render.
+
+Each handler gets a :class:`Call` (the parsed request) and returns nothing: it sends the response.
+No kind-specific logic lives here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+from mockapi import errors
+from mockapi.gvk import ResourceType
+from mockapi.http import bodies, responses
+from mockapi.http.requestinfo import RequestInfo
+from mockapi.registry import rest
+from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions
+
+PATCH_TYPES = {t: t for t in rest.ALL_PATCH_TYPES}
+
+
+@dataclass
+class Call:
+    info: RequestInfo
+    rt: ResourceType
+    registry: rest.Registry
+    headers: dict[bytes, bytes]
+    receive: Any
+    send: Any
+    max_body: int
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def namespace(self) -> str:
+        return self.info.namespace if self.rt.namespaced else ""
+
+    async def body(self) -> tuple[bytes, str | None]:
+        length = self.headers.get(b"content-length")
+        declared = int(length) if length and length.isdigit() else None
+        raw = await bodies.read(self.receive, limit=self.max_body, declared_length=declared)
+        content_type = self.headers.get(b"content-type")
+        return raw, content_type.decode("latin-1") if content_type else None
+
+    async def decoded_body(self) -> Any:
+        raw, content_type = await self.body()
+        if bodies.media_type(content_type) == "application/vnd.kubernetes.protobuf":
+            raise errors.unsupported_media_type("application/vnd.kubernetes.protobuf", ("application/json", "application/yaml"))
+        return bodies.decode(raw, content_type)
+
+
+async def _send_written(call: Call, written: rest.Written, opts: WriteOptions, *, created_code: int = 201) -> None:
+    headers = [responses.warning_header(w) for w in dict.fromkeys(opts.warnings)]
+    await responses.send_bytes(call.send, created_code if written.created else 200, written.raw, headers=headers)
+
+
+async def get(call: Call) -> None:
+    stored = call.registry.get(call.rt, call.namespace, call.info.name)
+    await responses.send_bytes(call.send, 200, stored.raw)
+
+
+async def list_(call: Call) -> None:
+    opts = ListOptions.parse(call.info.query)
+    page = call.registry.list(call.rt, call.namespace, opts)
+    body = responses.list_body(call.rt, page.resource_version, [s.raw for s in page.items], continue_token=page.continue_token, remaining=page.remaining)
+    await responses.send_bytes(call.send, 200, body)
+
+
+async def create(call: Call) -> None:
+    opts = WriteOptions.parse(call.info.query)
+    body = await call.decoded_body()
+    if body is None:
+        raise errors.bad_request("the request body is empty: expected an object")
+    await _send_written(call, call.registry.create(call.rt, call.namespace, body, opts), opts)
+
+
+async def update(call: Call) -> None:
+    opts = WriteOptions.parse(call.info.query)
+    body = await call.decoded_body()
+    if body is None:
+        raise errors.bad_request("the request body is empty: expected an object")
+    written = call.registry.update(call.rt, call.namespace, call.info.name, body, opts, subresource=call.info.subresource)
+    await _send_written(call, written, opts)
+
+
+async def patch(call: Call) -> None:
+    opts = WriteOptions.parse(call.info.query)
+    raw, content_type = await call.body()
+    patch_type = PATCH_TYPES.get(bodies.media_type(content_type))
+    if patch_type is None:
+        accepted = rest.ALL_PATCH_TYPES if call.rt.builtin else rest.CUSTOM_PATCH_TYPES
+        raise errors.unsupported_media_type(bodies.media_type(content_type) or "(none)", accepted)
+    document = bodies.decode_yaml_or_json(raw) if patch_type == rest.APPLY_PATCH else bodies.decode_json(raw) if raw.strip() else None
+    if document is None:
+        raise errors.bad_request("the request body is empty: expected a patch")
+    written = call.registry.patch(call.rt, call.namespace, call.info.name, patch_type, document, opts, subresource=call.info.subresource)
+    await _send_written(call, written, opts)
+
+
+async def delete(call: Call) -> None:
+    opts = DeleteOptions.parse(call.info.query, await call.decoded_body())
+    written, gone = call.registry.delete(call.rt, call.namespace, call.info.name, opts)
+    if gone and not call.registry.strategy(call.rt).return_deleted_object:
+        uid = _uid(written.raw)
+        await responses.send_bytes(call.send, 200, responses.success_status(call.rt, call.info.name, uid))
+        return
+    await responses.send_bytes(call.send, 200, written.raw)
+
+
+async def delete_collection(call: Call) -> None:
+    opts = DeleteOptions.parse(call.info.query, await call.decoded_body())
+    list_opts = ListOptions.parse(call.info.query)
+    deleted = call.registry.delete_collection(call.rt, call.namespace, list_opts, opts)
+    body = responses.list_body(call.rt, call.registry.store.resource_version, deleted)
+    await responses.send_bytes(call.send, 200, body)
+
+
+def _uid(raw: bytes) -> str | None:
+    import orjson
+
+    return orjson.loads(raw)["metadata"].get("uid")
+
+
+Handler = Callable[[Call], Awaitable[None]]

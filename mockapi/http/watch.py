@@ -1,0 +1,107 @@
+"""The watch stream: newline-delimited JSON events over a chunked 200 response.
+
+A raw ASGI handler: it drains the watcher's mailbox with one ``send`` per wake-up, sends BOOKMARKs
+when asked, honours ``timeoutSeconds``, and listens to ``receive()`` for ``http.disconnect`` —
+uvicorn's ``send`` silently does nothing once the client has gone, so without that side task dead
+watchers would pile up (PERF.md §6). A watch that cannot start (resourceVersion too old) is a 200
+with a single ERROR event, as kube-apiserver sends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import orjson
+
+from mockapi import errors, selectors
+from mockapi.http.verbs import Call
+from mockapi.registry.options import ListOptions
+from mockapi.store import BOOKMARK, ERROR, event_line
+
+DEFAULT_MIN_TIMEOUT = 1800  # kube-apiserver's --min-request-timeout: watches last 1x-2x of it
+
+
+async def watch(call: Call) -> None:
+    opts = ListOptions.parse(call.info.query, watch=True)
+    if call.info.name:
+        named = selectors.FieldSelector.parse(f"metadata.name={_escape(call.info.name)}")
+        opts.field_selector = named if opts.field_selector is None else selectors.FieldSelector.parse(
+            call.info.query.get("fieldSelector", "") + f",metadata.name={_escape(call.info.name)}"
+        )
+    settings = call.extra
+    store = call.registry.store
+    try:
+        watcher = call.registry.watch(call.rt, call.namespace, opts)
+    except errors.StatusError as exc:
+        if exc.code != 410:
+            raise
+        await _start(call.send)
+        await call.send({"type": "http.response.body", "body": event_line(ERROR, orjson.dumps(exc.status())), "more_body": False})
+        return
+    if opts.send_initial_events:
+        watcher.pending.append(_bookmark(call, store.resource_version, initial_end=True))
+        watcher.wakeup.set()
+    timeout = opts.timeout_seconds
+    if timeout is None or timeout <= 0:
+        minimum = settings.get("min_request_timeout", DEFAULT_MIN_TIMEOUT)
+        timeout = minimum * (1 + random.random())
+    bookmark_every = settings.get("bookmark_interval", 60.0)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    next_bookmark = loop.time() + bookmark_every
+    listener = asyncio.ensure_future(_wait_disconnect(call.receive, watcher))
+    try:
+        await _start(call.send)
+        while not watcher.closed:
+            now = loop.time()
+            wait = min(deadline, next_bookmark if opts.allow_bookmarks else deadline) - now
+            if not watcher.pending and wait > 0:
+                try:
+                    await asyncio.wait_for(watcher.wakeup.wait(), wait)
+                except asyncio.TimeoutError:
+                    pass
+            if watcher.overflowed:
+                expired = errors.expired("the watcher fell too far behind and was closed; restart the watch from a fresh list")
+                await call.send({"type": "http.response.body", "body": event_line(ERROR, orjson.dumps(expired.status())), "more_body": True})
+                break
+            chunk = watcher.take()
+            if watcher.closed:
+                break
+            now = loop.time()
+            if opts.allow_bookmarks and now >= next_bookmark:
+                chunk += _bookmark(call, store.resource_version)
+                next_bookmark = now + bookmark_every
+            if chunk:
+                await call.send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if now >= deadline:
+                break
+        if not watcher.closed:
+            await call.send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        store.stop(watcher)
+        listener.cancel()
+
+
+async def _start(send) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-cache, private")]})
+
+
+async def _wait_disconnect(receive, watcher) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            watcher.closed = True
+            watcher.wakeup.set()
+            return
+
+
+def _bookmark(call: Call, rv: int, *, initial_end: bool = False) -> bytes:
+    meta: dict = {"resourceVersion": str(rv)}
+    if initial_end:
+        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    return event_line(BOOKMARK, orjson.dumps({"kind": call.rt.kind, "apiVersion": call.rt.api_version, "metadata": meta}))
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")

@@ -1,0 +1,234 @@
+"""Per-kind behaviour, kept out of the generic REST code (kube's ``rest.RESTCreateStrategy`` idea).
+
+The REST layer runs the same recipe for every kind and asks the kind's strategy at fixed points:
+prepare on create, prepare on update (main resource or ``/status``), extra validation, and a few
+flags kube-apiserver sets per kind (generation tracking, unconditional updates, create-on-update,
+what DELETE returns). Custom resources share :class:`CustomResourceStrategy`; the core kinds and
+CustomResourceDefinition have small subclasses.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import re
+from typing import Any
+
+from mockapi import errors
+from mockapi.gvk import ResourceType
+
+_NOT_SPEC = ("apiVersion", "kind", "metadata", "status")
+_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+
+
+def spec_of(obj: dict) -> dict:
+    """Everything generation tracks: the object minus apiVersion, kind, metadata and status.
+    (DeviceDriver keeps its payload, ``deviceTypes``, at the top level; this covers it.)"""
+    return {k: v for k, v in obj.items() if k not in _NOT_SPEC}
+
+
+class Strategy:
+    tracks_generation = False
+    unconditional_update = True
+    create_on_update = False
+    return_deleted_object = False
+    name_rule = "subdomain"
+    # Typed kinds reject wrongly typed values at decode time (400), not at validation (422).
+    typed = True
+
+    def __init__(self, rt: ResourceType) -> None:
+        self.rt = rt
+
+    def prepare_for_create(self, obj: dict) -> None:
+        if self.rt.has_status:
+            obj.pop("status", None)
+
+    def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
+        """The object to store, given the requested one and the current one."""
+        if subresource == "status":
+            return _status_only(new, old)
+        if self.rt.has_status:
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+        return new
+
+    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
+        return []
+
+
+def _status_only(new: dict, old: dict) -> dict:
+    """A /status write changes status and nothing else (apiextensions' statusStrategy)."""
+    result = copy.deepcopy(old)
+    if "status" in new:
+        result["status"] = new["status"]
+    else:
+        result.pop("status", None)
+    return result
+
+
+class CustomResourceStrategy(Strategy):
+    tracks_generation = True
+    unconditional_update = False
+    return_deleted_object = True
+    typed = False
+
+
+class CustomResourceDefinitionStrategy(CustomResourceStrategy):
+    typed = True
+
+    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
+        from mockapi.schema import crd as crd_validation
+
+        problems = crd_validation.validate_crd(obj)
+        if old is not None:
+            for path in (("group",), ("scope",)):
+                if obj.get("spec", {}).get(path[0]) != old.get("spec", {}).get(path[0]):
+                    problems.append(errors.FieldError("invalid", f"spec.{path[0]}", "field is immutable", value=obj["spec"].get(path[0])))
+        return problems
+
+
+class NamespaceStrategy(Strategy):
+    name_rule = "label"
+    return_deleted_object = True
+
+    def prepare_for_create(self, obj: dict) -> None:
+        obj["status"] = {"phase": "Active"}
+        spec = obj.setdefault("spec", {})
+        spec["finalizers"] = spec.get("finalizers") or ["kubernetes"]
+        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+
+    def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
+        new = super().prepare_for_update(new, old, subresource=subresource)
+        if subresource != "finalize":
+            new["spec"] = copy.deepcopy(old.get("spec", {}))
+        new["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = new["metadata"]["name"]
+        return new
+
+
+class ConfigMapStrategy(Strategy):
+    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
+        problems = _config_keys(obj, ("data", "binaryData"))
+        both = set(obj.get("data") or {}) & set(obj.get("binaryData") or {})
+        problems += [errors.FieldError("invalid", "data", "duplicate of key present in binaryData", value=k) for k in sorted(both)]
+        return problems + _immutable(obj, old, ("data", "binaryData"))
+
+
+class SecretStrategy(Strategy):
+    def prepare_for_create(self, obj: dict) -> None:
+        _fold_string_data(obj)
+        obj.setdefault("type", "Opaque")
+
+    def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
+        _fold_string_data(new)
+        new.setdefault("type", old.get("type", "Opaque"))
+        return super().prepare_for_update(new, old, subresource=subresource)
+
+    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
+        problems = _config_keys(obj, ("data",))
+        if old is not None and obj.get("type") != old.get("type"):
+            problems.append(errors.FieldError("invalid", "type", "field is immutable", value=obj.get("type")))
+        return problems + _immutable(obj, old, ("data",))
+
+
+def _fold_string_data(obj: dict) -> None:
+    string_data = obj.pop("stringData", None)
+    if string_data:
+        data = obj.setdefault("data", {}) or {}
+        obj["data"] = data
+        for key, value in string_data.items():
+            if isinstance(value, str):
+                data[key] = base64.b64encode(value.encode()).decode()
+
+
+def _config_keys(obj: dict, fields: tuple[str, ...]) -> list[errors.FieldError]:
+    problems = []
+    for name in fields:
+        for key in obj.get(name) or {}:
+            if not _CONFIG_KEY.match(key) or len(key) > 253:
+                problems.append(
+                    errors.FieldError(
+                        "invalid",
+                        f"{name}[{key}]",
+                        "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
+                        "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+                        value=key,
+                    )
+                )
+    return problems
+
+
+def _immutable(obj: dict, old: dict | None, fields: tuple[str, ...]) -> list[errors.FieldError]:
+    if old is None or not old.get("immutable"):
+        return []
+    problems = [
+        errors.FieldError("forbidden", name, "field is immutable when `immutable` is set")
+        for name in fields
+        if obj.get(name) != old.get(name)
+    ]
+    if not obj.get("immutable"):
+        problems.append(errors.FieldError("forbidden", "immutable", "field is immutable when `immutable` is set"))
+    return problems
+
+
+class PodStrategy(Strategy):
+    return_deleted_object = True
+
+    def prepare_for_create(self, obj: dict) -> None:
+        obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
+
+
+def _qos_class(pod: dict) -> str:
+    containers = (pod.get("spec") or {}).get("containers") or []
+    resources = [c.get("resources") or {} for c in containers if isinstance(c, dict)]
+    if not any(r.get("requests") or r.get("limits") for r in resources):
+        return "BestEffort"
+    guaranteed = all(
+        (r.get("limits") or {}).get(k) is not None and (r.get("requests") or {}).get(k, (r.get("limits") or {})[k]) == r["limits"][k]
+        for r in resources
+        for k in ("cpu", "memory")
+    )
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+class NodeStrategy(Strategy):
+    def prepare_for_create(self, obj: dict) -> None:
+        """Nodes may set status on create (kube's nodeStrategy)."""
+
+
+class EventStrategy(Strategy):
+    create_on_update = True
+
+    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
+        involved = obj.get("involvedObject") or {}
+        namespace = obj["metadata"].get("namespace", "")
+        if involved.get("namespace") and involved["namespace"] != namespace:
+            return [errors.FieldError("invalid", "involvedObject.namespace", "does not match event.namespace", value=involved["namespace"])]
+        return []
+
+
+_BUILTIN: dict[tuple[str, str], type[Strategy]] = {
+    ("", "Namespace"): NamespaceStrategy,
+    ("", "ConfigMap"): ConfigMapStrategy,
+    ("", "Secret"): SecretStrategy,
+    ("", "Pod"): PodStrategy,
+    ("", "Node"): NodeStrategy,
+    ("", "Event"): EventStrategy,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy,
+}
+
+
+def for_type(rt: ResourceType) -> Strategy:
+    if rt.builtin:
+        return _BUILTIN.get((rt.group, rt.kind), Strategy)(rt)
+    return CustomResourceStrategy(rt)
+
+
+def get_path(obj: Any, path: str) -> Any:
+    """The value at a dotted path (``spec.nodeName``), or None."""
+    for part in path.split("."):
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj

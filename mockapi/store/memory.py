@@ -1,0 +1,274 @@
+"""The versioned in-memory object store.
+
+Objects are kept per resource (any hashable key, in practice a ``GroupResource``) and
+``(namespace, name)`` as canonical compact JSON bytes (:class:`Stored`), serialized once per write
+and reused for GET, LIST and watch. One global integer resourceVersion orders every write; every
+write appends an :class:`Event` (with the previous state) to a bounded history ring, which serves
+watch resumes and consistent paginated lists at an older resourceVersion, and answers "too old"
+with 410 Expired once a version has left the window — kube-apiserver's watch cache, in small.
+
+All operations are synchronous: inside the event loop each one is atomic, and fan-out to
+watchers never awaits, so a slow watcher cannot block a writer.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from typing import Callable, Hashable, Iterable, Iterator
+
+import orjson
+
+from mockapi import errors
+from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Predicate, Stored, Watcher
+
+FieldIndexer = Callable[[dict], "dict[str, str] | None"]
+
+DEFAULT_HISTORY = 10_000
+DEFAULT_WATCHER_BUFFER = 10_000
+
+
+def _compact(obj: dict) -> bytes:
+    # orjson's result keeps its growth buffer (~2x the size); an exact-size copy halves the memory.
+    return memoryview(orjson.dumps(obj)).tobytes()
+
+
+class _Bucket:
+    """The objects of one (resource, namespace), with their names kept sorted for listing."""
+
+    __slots__ = ("objects", "_sorted")
+
+    def __init__(self) -> None:
+        self.objects: dict[str, Stored] = {}
+        self._sorted: list[str] | None = []
+
+    def put(self, name: str, stored: Stored) -> None:
+        if name not in self.objects:
+            self._sorted = None  # re-sorted lazily by the next list: bulk loads sort once
+        self.objects[name] = stored
+
+    def remove(self, name: str) -> None:
+        del self.objects[name]
+        if self._sorted is not None:
+            index = bisect.bisect_left(self._sorted, name)
+            del self._sorted[index]
+
+    def names(self) -> list[str]:
+        if self._sorted is None:
+            self._sorted = sorted(self.objects)
+        return self._sorted
+
+
+class Store:
+    def __init__(self, *, history_size: int = DEFAULT_HISTORY, watcher_buffer: int = DEFAULT_WATCHER_BUFFER) -> None:
+        self._rv = 0
+        self._buckets: dict[Hashable, dict[str, _Bucket]] = {}
+        self._history: deque[Event] = deque(maxlen=history_size)
+        # Every event with rv > _window_start is still in the history ring.
+        self._window_start = 0
+        self._watchers: dict[Hashable, set[Watcher]] = {}
+        self.watcher_buffer = watcher_buffer
+
+    # ------------------------------------------------------------------ reads
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    @property
+    def oldest_resource_version(self) -> int:
+        """The oldest resourceVersion a watch or list can still start from."""
+        return self._window_start
+
+    def get(self, resource: Hashable, namespace: str, name: str) -> Stored | None:
+        bucket = self._buckets.get(resource, {}).get(namespace)
+        return bucket.objects.get(name) if bucket else None
+
+    def count(self, resource: Hashable) -> int:
+        return sum(len(b.objects) for b in self._buckets.get(resource, {}).values())
+
+    def resources(self) -> list[Hashable]:
+        return list(self._buckets)
+
+    def namespaces(self, resource: Hashable) -> list[str]:
+        return sorted(ns for ns, bucket in self._buckets.get(resource, {}).items() if bucket.objects)
+
+    def iterate(self, resource: Hashable, namespace: str | None = None, *, after: tuple[str, str] | None = None) -> Iterator[Stored]:
+        """Current objects in (namespace, name) order, optionally only those after a key."""
+        buckets = self._buckets.get(resource)
+        if not buckets:
+            return
+        namespaces = [namespace] if namespace is not None else sorted(buckets)
+        for ns in namespaces:
+            bucket = buckets.get(ns)
+            if bucket is None or (after is not None and ns < after[0]):
+                continue
+            names = bucket.names()
+            start = bisect.bisect_right(names, after[1]) if after is not None and ns == after[0] else 0
+            objects = bucket.objects
+            for index in range(start, len(names)):
+                yield objects[names[index]]
+
+    def snapshot(self, resource: Hashable, namespace: str | None, rv: int, *, after: tuple[str, str] | None = None) -> list[Stored]:
+        """The objects as they were at resourceVersion ``rv`` (for consistent pagination).
+
+        Reconstructed from the current state by undoing, newest first, the events after ``rv``.
+        Raises 410 Expired when ``rv`` has left the history window.
+        """
+        if rv >= self._rv:
+            return list(self.iterate(resource, namespace, after=after))
+        if rv < self._window_start:
+            raise errors.too_old_resource_version(rv, self._window_start)
+        state = {(s.namespace, s.name): s for s in self.iterate(resource, namespace, after=after)}
+        for event in reversed(self._history):
+            if event.rv <= rv:
+                break
+            obj = event.obj
+            if event.resource != resource or (namespace is not None and obj.namespace != namespace):
+                continue
+            key = (obj.namespace, obj.name)
+            if after is not None and key <= after:
+                continue
+            if event.type == ADDED:
+                state.pop(key, None)
+            else:
+                state[key] = event.prev
+        return [state[key] for key in sorted(state)]
+
+    # ----------------------------------------------------------------- writes
+    def create(self, resource: Hashable, obj: dict, *, fields: FieldIndexer | None = None) -> Stored:
+        meta = obj["metadata"]
+        namespace, name = meta.get("namespace", ""), meta["name"]
+        if self.get(resource, namespace, name) is not None:
+            raise errors.already_exists(_gr(resource), name)
+        stored = self._commit(resource, obj, fields)
+        self._bucket(resource, namespace).put(name, stored)
+        self._emit(Event(ADDED, resource, stored, None))
+        return stored
+
+    def update(self, resource: Hashable, obj: dict, *, fields: FieldIndexer | None = None) -> Stored:
+        meta = obj["metadata"]
+        namespace, name = meta.get("namespace", ""), meta["name"]
+        prev = self.get(resource, namespace, name)
+        if prev is None:
+            raise errors.not_found(_gr(resource), name)
+        stored = self._commit(resource, obj, fields)
+        self._bucket(resource, namespace).put(name, stored)
+        self._emit(Event(MODIFIED, resource, stored, prev))
+        return stored
+
+    def delete(self, resource: Hashable, namespace: str, name: str, *, final: dict | None = None) -> Stored:
+        """Remove an object. ``final`` is its last state (defaults to the stored one); it is
+        recorded at a new resourceVersion, which the DELETED event carries."""
+        prev = self.get(resource, namespace, name)
+        if prev is None:
+            raise errors.not_found(_gr(resource), name)
+        obj = final if final is not None else prev.load()
+        stored = self._commit(resource, obj, None, labels=prev.labels, field_values=prev.fields)
+        self._buckets[resource][namespace].remove(name)
+        self._emit(Event(DELETED, resource, stored, prev))
+        return stored
+
+    def drop_resource(self, resource: Hashable) -> list[Stored]:
+        """Delete every object of a resource (its CRD went away), with DELETED events."""
+        victims = list(self.iterate(resource))
+        deleted = [self.delete(resource, s.namespace, s.name) for s in victims]
+        self._buckets.pop(resource, None)
+        return deleted
+
+    def _commit(self, resource, obj: dict, fields: FieldIndexer | None, *, labels=None, field_values=None) -> Stored:
+        self._rv += 1
+        meta = obj["metadata"]
+        meta["resourceVersion"] = str(self._rv)
+        if fields is not None:
+            field_values = fields(obj)
+        return Stored(
+            _compact(obj),
+            self._rv,
+            meta.get("namespace", ""),
+            meta["name"],
+            labels if labels is not None else (meta.get("labels") or None),
+            field_values,
+        )
+
+    def _bucket(self, resource: Hashable, namespace: str) -> _Bucket:
+        buckets = self._buckets.setdefault(resource, {})
+        bucket = buckets.get(namespace)
+        if bucket is None:
+            bucket = buckets[namespace] = _Bucket()
+        return bucket
+
+    def _emit(self, event: Event) -> None:
+        history = self._history
+        if len(history) == history.maxlen:
+            self._window_start = history[0].rv
+        history.append(event)
+        for watcher in self._watchers.get(event.resource, ()):
+            watcher.offer(event)
+
+    # ------------------------------------------------------------------ watch
+    def events_since(self, resource: Hashable, rv: int) -> Iterable[Event]:
+        """Events of ``resource`` with resourceVersion > rv, oldest first; 410 if rv is too old."""
+        if rv < self._window_start:
+            raise errors.too_old_resource_version(rv, self._window_start)
+        if rv >= self._rv:
+            return []
+        history = self._history
+        # The ring is ordered by rv; find the first event after rv by bisection on a view.
+        lo, hi = 0, len(history)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if history[mid].rv <= rv:
+                lo = mid + 1
+            else:
+                hi = mid
+        return [history[i] for i in range(lo, len(history)) if history[i].resource == resource]
+
+    def watch(
+        self,
+        resource: Hashable,
+        *,
+        namespace: str | None = None,
+        predicate: Predicate | None = None,
+        since: int | None = None,
+        initial: bool = False,
+        encode=None,
+    ) -> Watcher:
+        """Register a watcher.
+
+        ``initial``: queue synthetic ADDED events for the current matching objects first (watch from
+        resourceVersion "" / "0", or sendInitialEvents). ``since``: replay the history after that
+        resourceVersion (410 Expired if it is too old). Then every new event, filtered.
+        """
+        replay = self.events_since(resource, since) if since is not None else ()
+        watcher = Watcher(resource, namespace=namespace, predicate=predicate, limit=self.watcher_buffer, encode=encode)
+        # What the watcher asked for up front is never counted against its backlog bound.
+        if initial:
+            for stored in self.iterate(resource, namespace):
+                if watcher.matches(stored):
+                    watcher.push(ADDED, None, stored, bounded=False)
+        for event in replay:
+            watcher.offer(event, bounded=False)
+        self._watchers.setdefault(resource, set()).add(watcher)
+        return watcher
+
+    def stop(self, watcher: Watcher) -> None:
+        watcher.closed = True
+        watchers = self._watchers.get(watcher.resource)
+        if watchers is not None:
+            watchers.discard(watcher)
+            if not watchers:
+                del self._watchers[watcher.resource]
+
+    def watcher_count(self) -> int:
+        return sum(len(w) for w in self._watchers.values())
+
+    def close_watchers(self, resource: Hashable) -> None:
+        """Wake and close every watcher of a resource (its kind stopped being served)."""
+        for watcher in list(self._watchers.get(resource, ())):
+            watcher.closed = True
+            watcher.wakeup.set()
+        self._watchers.pop(resource, None)
+
+
+def _gr(resource) -> errors.GroupResource:
+    return resource if isinstance(resource, errors.GroupResource) else errors.GroupResource("", str(resource))
