@@ -72,10 +72,21 @@ class Registry:
         return found
 
     def indexer(self, rt: ResourceType):
-        """Extracts the selectable field values (beyond name/namespace) stored beside each object."""
+        """Extracts the selectable field values (beyond name/namespace) stored beside each object.
+        An unset boolean field reads "false", as a Go struct's zero value does."""
         if rt not in self._indexers:
             paths = rt.selectable_fields
-            self._indexers[rt] = (lambda obj: {p: _field_string(strategies.get_path(obj, p)) for p in paths}) if paths else None
+            value = self.strategy(rt).field_value
+            unset = {p: "false" if _schema_type(rt.schema, p) == "boolean" else "" for p in paths}
+
+            def index(obj: dict) -> dict[str, str]:
+                values = {}
+                for path in paths:
+                    found = value(obj, path)
+                    values[path] = unset[path] if found is None else _field_string(found)
+                return values
+
+            self._indexers[rt] = index if paths else None
         return self._indexers[rt]
 
     def now(self) -> str:
@@ -438,6 +449,12 @@ def _require_object(document: Any) -> dict:
 
 def _json_type(value: Any) -> str:
     return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+
+
+def _schema_type(schema: dict, path: str) -> str:
+    for part in path.split("."):
+        schema = (schema.get("properties") or {}).get(part) or {}
+    return schema.get("type", "")
 
 
 def _field_string(value: Any) -> str:

@@ -57,6 +57,10 @@ class Strategy:
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         return []
 
+    def field_value(self, obj: dict, path: str) -> Any:
+        """The value a field selector on ``path`` compares against (a dotted path by default)."""
+        return get_path(obj, path)
+
 
 def _status_only(new: dict, old: dict) -> dict:
     """A /status write changes status and nothing else (apiextensions' statusStrategy)."""
@@ -199,6 +203,11 @@ class NodeStrategy(Strategy):
 
 class EventStrategy(Strategy):
     create_on_update = True
+
+    def field_value(self, obj: dict, path: str) -> Any:
+        if path == "source":  # kube: source.component, or reportingComponent when that is empty
+            return get_path(obj, "source.component") or obj.get("reportingComponent")
+        return get_path(obj, path)
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         involved = obj.get("involvedObject") or {}

@@ -1,0 +1,93 @@
+"""The composition root: settings in, a ready ASGI application out.
+
+Wires the store, the type registry (built-in kinds, then our CRDs), the REST registry, the HTTP
+edge (the thin Kubernetes dispatcher in front, FastAPI behind it for the cold endpoints) and
+loads the start-up manifests.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from mockapi import clock as clocks
+from mockapi import gvk, loader
+from mockapi.http import discovery as discovery_
+from mockapi.http import endpoints
+from mockapi.http.kube import KubeAPI
+from mockapi.registry import builtin
+from mockapi.registry.lifecycle import PROTECTED_NAMESPACES
+from mockapi.registry.options import WriteOptions
+from mockapi.registry.rest import Registry
+from mockapi.registry.types import TypeRegistry
+from mockapi.settings import Settings
+from mockapi.store import Store
+
+log = logging.getLogger("mockapi")
+
+_K8S_PREFIXES = ("/api/", "/apis/")
+
+
+@dataclass
+class Server:
+    """Everything one running mockapi holds; ``app`` is the ASGI application to serve."""
+
+    settings: Settings
+    store: Store
+    types: TypeRegistry
+    registry: Registry
+    app: object
+    started: float = field(default_factory=time.monotonic)
+    loaded: loader.Loaded = field(default_factory=loader.Loaded)
+
+
+def our_crds() -> list[dict]:
+    """The devmgmtproto.k8s.io CRDs, generated from the models (the same text as schemas/)."""
+    from mockapi.models import crdgen
+
+    return list(crdgen.generate().values())
+
+
+def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None, uids: clocks.UIDGenerator | None = None) -> Server:
+    settings = settings or Settings()
+    store = Store(history_size=settings.history_size, watcher_buffer=settings.watcher_buffer)
+    types = TypeRegistry()
+    registry = Registry(store=store, types=types, clock=clock, uids=uids)
+    for manifest in builtin.manifests():
+        for rt in gvk.from_crd(manifest, builtin=True):
+            types.register(rt)
+    seed(registry)
+    discovery = discovery_.Discovery(types, server_address=f"{settings.host}:{settings.port}")
+    kube = KubeAPI(
+        registry,
+        discovery,
+        max_body=settings.max_body,
+        watch_settings={"bookmark_interval": settings.bookmark_interval, "min_request_timeout": settings.min_request_timeout},
+    )
+    server = Server(settings=settings, store=store, types=types, registry=registry, app=None)
+    fallback = endpoints.create_app(server)
+
+    async def app(scope, receive, send):
+        if scope["type"] == "http":
+            path = scope["path"]
+            if path.startswith(_K8S_PREFIXES) or path in ("/api", "/apis"):
+                await kube(scope, receive, send)
+                return
+        await fallback(scope, receive, send)
+
+    server.app = app
+    if settings.load:
+        server.loaded = loader.load_paths(registry, settings.load)
+    return server
+
+
+def seed(registry: Registry) -> None:
+    """What every cluster starts with: the default namespaces and our CRDs (served at once)."""
+    namespaces = registry.types.by_kind("", "v1", "Namespace")
+    opts = WriteOptions(field_validation="Strict")
+    for name in PROTECTED_NAMESPACES:
+        registry.create(namespaces, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, opts)
+    crds = registry.types.by_kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+    for crd in our_crds():
+        registry.create(crds, "", crd, WriteOptions(field_validation="Strict"))

@@ -1,0 +1,53 @@
+"""End-to-end fixtures: the official kubernetes client and raw HTTP against a live server."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from kubernetes import client, config
+
+GROUP, VERSION = "devmgmtproto.k8s.io", "v1alpha1"
+
+
+@pytest.fixture
+def api(live):
+    api_client = config.new_client_from_config(config_file=str(live.kubeconfig))
+    yield api_client
+    api_client.close()
+
+
+@pytest.fixture
+def custom(api):
+    return client.CustomObjectsApi(api)
+
+
+@pytest.fixture
+def core(api):
+    return client.CoreV1Api(api)
+
+
+@pytest.fixture
+def http(live):
+    with httpx.Client(base_url=live.url, timeout=10) as session:
+        yield session
+
+
+def device_class(name, **spec):
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"driver": "example.com-foozer", "deviceType": "gpu", **spec},
+    }
+
+
+def device_claim(name, namespace="default", **labels):
+    meta = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = labels
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "DeviceClaim",
+        "metadata": meta,
+        "spec": {"claims": [{"deviceClass": "example.com-foozer-single"}]},
+    }
