@@ -49,12 +49,29 @@ def our_crds() -> list[dict]:
     return list(crdgen.generate().values())
 
 
+def builtin_manifests() -> list[dict]:
+    """The built-in kinds, with the prototype's embedded claim (Pod ``spec.deviceClaims[].claim``)
+    given the real DeviceClaimSpec schema from our models."""
+    from mockapi.models import crdgen
+    from mockapi.models.devmgmt_v1alpha1 import DeviceClaimSpec
+
+    manifests = builtin.manifests()
+    for manifest in manifests:
+        if manifest["spec"]["group"] == "" and manifest["spec"]["names"]["kind"] == "Pod":
+            schema = manifest["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+            claim = schema["properties"]["spec"]["properties"]["deviceClaims"]["items"]["properties"]["claim"]
+            description = claim.get("description", "")
+            claim.clear()
+            claim.update(crdgen.openapi_schema(DeviceClaimSpec), description=description)
+    return manifests
+
+
 def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None, uids: clocks.UIDGenerator | None = None) -> Server:
     settings = settings or Settings()
     store = Store(history_size=settings.history_size, watcher_buffer=settings.watcher_buffer)
     types = TypeRegistry()
     registry = Registry(store=store, types=types, clock=clock, uids=uids)
-    for manifest in builtin.manifests():
+    for manifest in builtin_manifests():
         for rt in gvk.from_crd(manifest, builtin=True):
             types.register(rt)
     seed(registry)
@@ -66,7 +83,7 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
         watch_settings={"bookmark_interval": settings.bookmark_interval, "min_request_timeout": settings.min_request_timeout},
     )
     server = Server(settings=settings, store=store, types=types, registry=registry, app=None)
-    fallback = endpoints.create_app(server)
+    fallback = endpoints.create_app()
 
     async def app(scope, receive, send):
         if scope["type"] == "http":

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from mockapi import errors, gvk
-from mockapi.http import bodies
+from mockapi import decoding
 from mockapi.registry import rest
 from mockapi.registry.options import WriteOptions
 
@@ -49,7 +49,7 @@ def manifest_files(paths: Iterable[Path]) -> Iterator[Path]:
 
 def documents(text: bytes | str, *, source: str) -> list[dict]:
     try:
-        docs = bodies.load_yaml_documents(text)
+        docs = decoding.load_yaml_documents(text)
     except errors.StatusError as exc:
         raise LoadError(f"{source}: {exc.message}") from None
     objects = []

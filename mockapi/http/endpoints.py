@@ -7,17 +7,12 @@ Everything under ``/api`` and ``/apis`` goes through the thin dispatcher in
 from __future__ import annotations
 
 import platform
-from typing import TYPE_CHECKING
-
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import PlainTextResponse, Response
 
 from mockapi import __version__, errors
-
-if TYPE_CHECKING:
-    from mockapi.app import Server
 
 KUBE_MINOR = "32"
 JSON = "application/json"
@@ -44,7 +39,7 @@ def _status_response(exc: errors.StatusError) -> Response:
     return Response(orjson.dumps(exc.status()), status_code=exc.code, media_type=JSON, headers=exc.headers)
 
 
-def create_app(server: "Server") -> FastAPI:
+def create_app() -> FastAPI:
     app = FastAPI(title="mockapi", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.exception_handler(StarletteHTTPException)

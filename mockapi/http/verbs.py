@@ -11,6 +11,7 @@ from typing import Any, Awaitable, Callable
 
 from mockapi import errors
 from mockapi.gvk import ResourceType
+from mockapi import decoding
 from mockapi.http import bodies, responses
 from mockapi.http.requestinfo import RequestInfo
 from mockapi.registry import rest
@@ -89,7 +90,7 @@ async def patch(call: Call) -> None:
     if patch_type is None:
         accepted = rest.ALL_PATCH_TYPES if call.rt.builtin else rest.CUSTOM_PATCH_TYPES
         raise errors.unsupported_media_type(bodies.media_type(content_type) or "(none)", accepted)
-    document = bodies.decode_yaml_or_json(raw) if patch_type == rest.APPLY_PATCH else bodies.decode_json(raw) if raw.strip() else None
+    document = decoding.decode_yaml_or_json(raw) if patch_type == rest.APPLY_PATCH else decoding.decode_json(raw) if raw.strip() else None
     if document is None:
         raise errors.bad_request("the request body is empty: expected a patch")
     written = call.registry.patch(call.rt, call.namespace, call.info.name, patch_type, document, opts, subresource=call.info.subresource)

@@ -17,7 +17,7 @@ import orjson
 from mockapi import errors, selectors
 from mockapi.http.verbs import Call
 from mockapi.registry.options import ListOptions
-from mockapi.store import BOOKMARK, ERROR, event_line
+from mockapi.watchwire import BOOKMARK, ERROR, event_line
 
 DEFAULT_MIN_TIMEOUT = 1800  # kube-apiserver's --min-request-timeout: watches last 1x-2x of it
 

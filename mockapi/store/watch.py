@@ -14,14 +14,7 @@ from typing import Callable, Optional
 
 import orjson
 
-ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
-
-_PREFIX = {t: b'{"type":"' + t.encode() + b'","object":' for t in (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR)}
-
-
-def event_line(event_type: str, raw: bytes) -> bytes:
-    """One line of the watch stream: ``{"type":...,"object":<raw>}\\n``."""
-    return _PREFIX[event_type] + raw + b"}\n"
+from mockapi.watchwire import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, event_line  # noqa: F401 (re-exported)
 
 
 class Stored:

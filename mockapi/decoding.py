@@ -1,0 +1,115 @@
+"""Decode JSON and YAML from untrusted bytes: every failure is a 400 with a clear message.
+
+Nesting deeper than :data:`MAX_DEPTH` is refused (so every later layer may recurse safely), and
+so are YAML aliases (which could expand exponentially when re-serialized), non-string map keys and
+values JSON cannot represent. Timestamps stay strings, as sigs.k8s.io/yaml leaves them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import yaml
+
+from mockapi import errors
+
+MAX_DEPTH = 100
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster
+
+
+class _YamlLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """A safe loader that, like sigs.k8s.io/yaml, leaves timestamps as strings."""
+
+
+_YamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+
+
+def decode_json(raw: bytes) -> Any:
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise errors.bad_request(f"error decoding JSON body: {exc}") from None
+    if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH:  # cheap bound: only then can it be too deep
+        check_depth(value)
+    return value
+
+
+def decode_yaml_or_json(raw: bytes) -> Any:
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        value = load_yaml(raw)
+    check_depth(value)
+    return value
+
+
+def load_yaml(raw: bytes | str) -> Any:
+    """One YAML document, safely (no aliases, no tags beyond JSON's types)."""
+    documents = load_yaml_documents(raw)
+    if len(documents) > 1:
+        raise errors.bad_request("error decoding YAML body: expected a single document, found several")
+    return documents[0] if documents else None
+
+
+def load_yaml_documents(raw: bytes | str) -> list[Any]:
+    try:
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8")
+        documents = list(yaml.load_all(raw, Loader=_YamlLoader))
+    except UnicodeDecodeError as exc:
+        raise errors.bad_request(f"error decoding YAML body: invalid UTF-8: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise errors.bad_request(f"error decoding YAML body: {_one_line(exc)}") from None
+    except RecursionError:
+        raise errors.bad_request(f"error decoding YAML body: nesting deeper than {MAX_DEPTH} levels") from None
+    for document in documents:
+        _check_yaml_value(document)
+    return documents
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+def _check_yaml_value(value: Any) -> None:
+    """Reject shared nodes (aliases), non-JSON scalars and excessive depth, without recursion."""
+    seen: set[int] = set()
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise errors.bad_request(f"error decoding YAML body: nesting deeper than {MAX_DEPTH} levels")
+            if id(node) in seen:
+                raise errors.bad_request("error decoding YAML body: YAML aliases are not supported")
+            seen.add(id(node))
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    if not isinstance(key, str):
+                        raise errors.bad_request(f"error decoding YAML body: map keys must be strings, got {key!r}")
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in node)
+        elif not isinstance(node, (str, int, float, bool, type(None))):
+            raise errors.bad_request(f"error decoding YAML body: unsupported value {type(node).__name__} {str(node)[:40]!r}; quote it to make it a string")
+
+
+def check_depth(value: Any) -> None:
+    """Nesting beyond MAX_DEPTH is refused (every later layer may then recurse safely)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise errors.bad_request(f"error decoding body: nesting deeper than {MAX_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
