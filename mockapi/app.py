@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from mockapi import clock as clocks
 from mockapi import gvk, loader
 from mockapi.http import discovery as discovery_
-from mockapi.http import endpoints
+from mockapi.http import endpoints, openapi
 from mockapi.http.kube import KubeAPI
 from mockapi.registry import builtin
 from mockapi.registry.lifecycle import PROTECTED_NAMESPACES
@@ -83,7 +83,7 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
         watch_settings={"bookmark_interval": settings.bookmark_interval, "min_request_timeout": settings.min_request_timeout},
     )
     server = Server(settings=settings, store=store, types=types, registry=registry, app=None)
-    fallback = endpoints.create_app()
+    fallback = endpoints.create_app(openapi.OpenAPI(types))
 
     async def app(scope, receive, send):
         if scope["type"] == "http":

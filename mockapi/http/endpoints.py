@@ -39,7 +39,7 @@ def _status_response(exc: errors.StatusError) -> Response:
     return Response(orjson.dumps(exc.status()), status_code=exc.code, media_type=JSON, headers=exc.headers)
 
 
-def create_app() -> FastAPI:
+def create_app(openapi) -> FastAPI:
     app = FastAPI(title="mockapi", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.exception_handler(StarletteHTTPException)
@@ -72,6 +72,17 @@ def create_app() -> FastAPI:
 
     for name in ("healthz", "livez", "readyz"):
         app.add_api_route(f"/{name}", health(name), methods=["GET"])
+
+    @app.get("/openapi/v3")
+    async def openapi_v3_root() -> Response:
+        return Response(openapi.root(), media_type=JSON)
+
+    @app.get("/openapi/v3/{path:path}")
+    async def openapi_v3(path: str) -> Response:
+        try:
+            return Response(openapi.document(path), media_type=JSON)
+        except errors.StatusError as exc:
+            return _status_response(exc)
 
     @app.get("/openapi/v2")
     async def openapi_v2() -> Response:

@@ -1,0 +1,102 @@
+"""The real kubectl against a server on a free port, with a cold discovery cache per test."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+UPSTREAM = ROOT.parent / "shared" / "upstream-testdata"
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def kubectl(live, tmp_path):
+    binary = shutil.which("kubectl")
+    assert binary, "kubectl must be on PATH: the end-to-end suite drives the real client"
+
+    def run(*args, check=True):
+        result = subprocess.run(
+            [binary, "--kubeconfig", str(live.kubeconfig), "--cache-dir", str(tmp_path / "cache"), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if check:
+            assert result.returncode == 0, result.stdout + result.stderr
+        return result
+
+    return run
+
+
+def test_apply_testdata_creates_everything_and_a_second_apply_changes_nothing(kubectl):
+    # As on a real cluster, kubectl maps every document before applying any, so a CRD and its
+    # objects cannot be created by one invocation (PROTOCOL.md G25): the vendor CRD goes first.
+    crd = kubectl("apply", "-f", str(ROOT / "testdata" / "01-foozer-crd.yaml"))
+    assert crd.stdout.strip() == "customresourcedefinition.apiextensions.k8s.io/foozerconfigs.foozer.example.com created"
+    first = kubectl("apply", "-f", str(ROOT / "testdata"))
+    lines = [line for line in first.stdout.splitlines() if "foozerconfigs.foozer.example.com" not in line]
+    assert lines and all(line.endswith(" created") for line in lines), first.stdout
+    second = kubectl("apply", "-f", str(ROOT / "testdata"))
+    assert all(line.endswith(" unchanged") for line in second.stdout.splitlines()), second.stdout
+    assert len(second.stdout.splitlines()) == len(lines) + 1  # the CRD applied first
+    listed = kubectl("get", "devmgmt", "-o", "name").stdout.splitlines()
+    kinds = {line.split("/")[0] for line in listed}
+    assert {"devicedriver.devmgmtproto.k8s.io", "deviceclass.devmgmtproto.k8s.io", "devicepool.devmgmtproto.k8s.io", "deviceclaim.devmgmtproto.k8s.io"} <= kinds
+
+
+def test_the_prototypes_manifests_are_refused_as_a_real_server_refuses_them(kubectl):
+    result = kubectl("create", "-f", str(UPSTREAM / "classes.yaml"), check=False)
+    assert result.returncode == 1
+    assert 'strict decoding error: unknown field "spec.contstraints"' in result.stderr
+    result = kubectl("create", "--validate=false", "-f", str(UPSTREAM / "classes.yaml"), check=False)
+    assert 'DeviceClass.devmgmtproto.k8s.io "sriov-nic-1Gbps" is invalid: [metadata.name: Invalid value: "sriov-nic-1Gbps"' in result.stderr
+
+
+def test_validate_warn_creates_with_pruning_and_prints_warnings(kubectl, tmp_path):
+    manifest = tmp_path / "typo.yaml"
+    manifest.write_text(
+        "apiVersion: devmgmtproto.k8s.io/v1alpha1\nkind: DeviceClass\nmetadata:\n  name: typo\n"
+        "spec:\n  driver: d\n  deviceType: gpu\n  contstraints: x\n"
+    )
+    result = kubectl("create", "--validate=warn", "-f", str(manifest))
+    assert "deviceclass.devmgmtproto.k8s.io/typo created" in result.stdout
+    assert 'Warning: unknown field "spec.contstraints"' in result.stderr
+    assert "contstraints" not in kubectl("get", "deviceclass", "typo", "-o", "yaml").stdout
+
+
+def test_everyday_verbs_on_our_kinds(kubectl):
+    kubectl("apply", "-f", str(ROOT / "testdata" / "00-namespaces.yaml"), "-f", str(ROOT / "testdata" / "10-drivers.yaml"), "-f", str(ROOT / "testdata" / "20-classes.yaml"))
+    assert "labeled" in kubectl("label", "deviceclass", "vlan-2000", "tier=gold").stdout
+    assert kubectl("get", "deviceclasses", "-l", "tier=gold", "-o", "name").stdout.split() == ["deviceclass.devmgmtproto.k8s.io/vlan-2000"]
+    assert "patched" in kubectl("patch", "deviceclass", "vlan-2000", "--type=merge", "-p", '{"spec":{"driver":"sriov-nic"}}').stdout
+    got = json.loads(kubectl("get", "deviceclass", "vlan-2000", "-o", "json").stdout)
+    assert got["spec"]["driver"] == "sriov-nic" and got["metadata"]["generation"] == 2
+    strategic = kubectl("patch", "deviceclass", "vlan-2000", "-p", '{"spec":{"driver":"x"}}', check=False)
+    assert strategic.returncode == 1 and "application/strategic-merge-patch+json is not supported" in strategic.stderr
+    missing = kubectl("get", "deviceclass", "nope", check=False)
+    assert missing.returncode == 1 and 'deviceclasses.devmgmtproto.k8s.io "nope" not found' in missing.stderr
+    assert "deleted" in kubectl("delete", "deviceclass", "vlan-2000").stdout
+    assert "condition met" in kubectl("wait", "--for=condition=established", "crd/deviceclaims.devmgmtproto.k8s.io").stdout
+
+
+def test_deleting_a_namespace_waits_until_its_content_is_gone(kubectl, tmp_path):
+    manifest = tmp_path / "ns.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: scratch\n---\n"
+        "apiVersion: devmgmtproto.k8s.io/v1alpha1\nkind: DeviceClaim\nmetadata:\n  name: c\n  namespace: scratch\n"
+        "spec:\n  claims:\n  - deviceClass: example.com-foozer-single\n"
+    )
+    kubectl("apply", "-f", str(manifest))
+    assert 'namespace "scratch" deleted' in kubectl("delete", "namespace", "scratch").stdout
+    gone = kubectl("get", "deviceclaims", "-n", "scratch", "c", check=False)
+    assert gone.returncode == 1 and "not found" in gone.stderr
+
+
+def test_explain_prints_the_field_documentation_of_the_seed_types(kubectl):
+    explained = kubectl("explain", "deviceclaims.spec.claims").stdout
+    assert "Claims contains the actual claim details" in explained
