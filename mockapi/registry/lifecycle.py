@@ -140,7 +140,7 @@ class Lifecycle:
     def _set_crd_status(self, crd: dict, old: dict | None) -> None:
         spec, name = crd["spec"], crd["metadata"]["name"]
         names = spec["names"]
-        conflict = self._name_conflict(name, spec)
+        conflict_reason, conflict = self._name_conflict(name, spec)
         now = self.registry.now()
         previous = {c.get("type"): c for c in ((old or {}).get("status") or {}).get("conditions") or []}
 
@@ -151,7 +151,7 @@ class Lifecycle:
 
         if conflict:
             conditions = [
-                condition("NamesAccepted", "False", "PluralConflict", conflict),
+                condition("NamesAccepted", "False", conflict_reason, conflict),
                 condition("Established", "False", "NotAccepted", "not all names are accepted"),
             ]
             accepted = {}
@@ -169,14 +169,25 @@ class Lifecycle:
                 stored_versions.append(version["name"])
         crd["status"] = {"acceptedNames": accepted, "conditions": conditions, "storedVersions": stored_versions}
 
-    def _name_conflict(self, name: str, spec: dict) -> str:
-        plural = spec["names"]["plural"]
+    def _name_conflict(self, name: str, spec: dict) -> tuple[str, str]:
+        """(reason, message) when another served type of the group already uses one of the names."""
+        names, group = spec["names"], spec["group"]
         mine = self._served.get(name, [])
-        for version in spec.get("versions") or []:
-            existing = self.registry.types.find(spec["group"], version["name"], plural)
-            if existing is not None and existing not in mine:
-                return f'"{plural}" is already in use'
-        return ""
+        others = [rt for rt in self.registry.types.kinds_of_group(group) if rt not in mine]
+        resource_names = {n for rt in others for n in (rt.plural, rt.singular, *rt.short_names)}
+        kind_names = {n for rt in others for n in (rt.kind, rt.list_kind)}
+        checks = [
+            ("PluralConflict", [names["plural"]], resource_names),
+            ("SingularConflict", [names.get("singular") or ""], resource_names),
+            ("ShortNamesConflict", names.get("shortNames") or [], resource_names),
+            ("KindConflict", [names["kind"]], kind_names),
+            ("ListKindConflict", [names.get("listKind") or ""], kind_names),
+        ]
+        for reason, candidates, taken in checks:
+            for candidate in candidates:
+                if candidate and candidate in taken:
+                    return reason, f'"{candidate}" is already in use'
+        return "", ""
 
 
 def _condition(obj: dict, kind: str) -> str:
