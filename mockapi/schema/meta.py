@@ -1,0 +1,374 @@
+"""ObjectMeta rules kube-apiserver applies to every object, worded as it words them.
+
+Anchors: apimachinery ``pkg/api/validation/objectmeta.go`` (ValidateObjectMetaAccessor),
+``pkg/apis/meta/v1/validation`` (labels), ``pkg/api/validate/content`` (DNS names, label keys and
+values, path segments) and ``pkg/util/validation/validation.go`` (RegexError, MaxLenError).
+Lengths are counted in bytes, as Go's ``len`` does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mockapi import errors
+
+# Every metav1.ObjectMeta json field; anything else under metadata is an unknown field.
+OBJECT_META_FIELDS = frozenset(
+    {
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    }
+)
+OWNER_REFERENCE_FIELDS = frozenset({"apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"})
+MANAGED_FIELDS_ENTRY_FIELDS = frozenset(
+    {"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"}
+)
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FMT = "(" + _LABEL_KEY_FMT + ")?"
+
+_DNS1123_LABEL = re.compile(_DNS1123_LABEL_FMT)
+_DNS1123_SUBDOMAIN = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_DNS1035_LABEL = re.compile(_DNS1035_LABEL_FMT)
+_LABEL_KEY = re.compile(_LABEL_KEY_FMT)
+_LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
+
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+_DNS1123_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_DNS1035_LABEL_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+    "start with an alphabetic character, and end with an alphanumeric character"
+)
+_LABEL_KEY_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name kube-openapi reports for a decoded value ("" for anything else)."""
+    if value is None:
+        return "null"
+    return _JSON_TYPES.get(type(value), "")
+
+
+def type_error(path: str, expected: str, value: Any) -> errors.FieldError:
+    """kube-openapi's type failure, e.g.
+    ``spec.x: Invalid value: "string": spec.x in body must be of type integer: "string"``."""
+    actual = json_type(value)
+    detail = f'{path} in body must be of type {expected}: "{actual}"'
+    return errors.FieldError("type_invalid", path, detail, value=actual)
+
+
+def max_len_error(length: int) -> str:
+    return f"must be no more than {length} characters"
+
+
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """validation.RegexError, double space after each example comma included."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{example}', " for example in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def _byte_len(value: str) -> int:
+    return len(value.encode("utf-8", "surrogatepass"))
+
+
+def dns1123_subdomain_errors(value: str) -> list[str]:
+    """validation.IsDNS1123Subdomain."""
+    errs = []
+    if _byte_len(value) > 253:
+        errs.append(max_len_error(253))
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
+        errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    """validation.IsDNS1123Label."""
+    errs = []
+    if _byte_len(value) > 63:
+        errs.append(max_len_error(63))
+    if not _DNS1123_LABEL.fullmatch(value):
+        if _DNS1123_SUBDOMAIN.fullmatch(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def dns1035_label_errors(value: str) -> list[str]:
+    """validation.IsDNS1035Label (CRD plural, singular, version and short names)."""
+    errs = []
+    if _byte_len(value) > 63:
+        errs.append(max_len_error(63))
+    if not _DNS1035_LABEL.fullmatch(value):
+        errs.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return errs
+
+
+def path_segment_name_errors(value: str, *, prefix: bool = False) -> list[str]:
+    """path.ValidatePathSegmentName: names that must survive as one URL path segment."""
+    if not prefix and value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in value]
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """validation.IsQualifiedName (a label key): optional DNS subdomain prefix, '/', name of at most 63."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) > 2:
+        return [
+            "a valid label key "
+            + regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + msg for msg in dns1123_subdomain_errors(prefix))
+    name = parts[-1]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif _byte_len(name) > 63:
+        errs.append("name part " + max_len_error(63))
+    if not _LABEL_KEY.fullmatch(name):
+        errs.append("name part " + regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def label_value_errors(value: str) -> list[str]:
+    """validation.IsValidLabelValue."""
+    errs = []
+    if _byte_len(value) > 63:
+        errs.append(max_len_error(63))
+    if not _LABEL_VALUE.fullmatch(value):
+        errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
+def name_errors(value: str, *, rule: str = "subdomain", prefix: bool = False) -> list[str]:
+    """A kind's name rule (``subdomain``, ``label`` or ``path-segment``); ``prefix`` checks a generateName."""
+    if rule == "path-segment":
+        return path_segment_name_errors(value, prefix=prefix)
+    if prefix and len(value) > 1 and value.endswith("-"):
+        value = value[:-2] + "a"  # maskTrailingDash: a generated suffix will follow the dash
+    if rule == "label":
+        return dns1123_label_errors(value)
+    return dns1123_subdomain_errors(value)
+
+
+def validate_object_meta(
+    meta: Any, *, namespaced: bool, name_rule: str = "subdomain", path: str = "metadata"
+) -> list[errors.FieldError]:
+    """ValidateObjectMetaAccessor for a create: names, namespace, generation, labels, annotations,
+    ownerReferences and finalizers. ``name_rule`` is one of ``subdomain``, ``label``, ``path-segment``."""
+    if meta is None:
+        meta = {}  # absent metadata decodes as an empty ObjectMeta
+    if not isinstance(meta, dict):
+        return [type_error(path, "object", meta)]
+    errs: list[errors.FieldError] = []
+    _check_names(meta, name_rule, path, errs)
+    _check_namespace(meta, namespaced, path, errs)
+    _check_generation(meta, path, errs)
+    _check_labels(meta.get("labels"), f"{path}.labels", errs)
+    _check_annotations(meta.get("annotations"), f"{path}.annotations", errs)
+    _check_owner_references(meta.get("ownerReferences"), f"{path}.ownerReferences", errs)
+    _check_finalizers(meta.get("finalizers"), f"{path}.finalizers", errs)
+    return errs
+
+
+def _string_field(meta: dict, key: str, path: str, errs: list) -> str | None:
+    """The field as a string ("" when absent); None (and a type error) when it is not a string."""
+    value = meta.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        errs.append(type_error(f"{path}.{key}", "string", value))
+        return None
+    return value
+
+
+def _check_names(meta: dict, rule: str, path: str, errs: list) -> None:
+    generate_name = _string_field(meta, "generateName", path, errs)
+    if generate_name:
+        for msg in name_errors(generate_name, rule=rule, prefix=True):
+            errs.append(errors.FieldError("invalid", f"{path}.generateName", msg, value=generate_name))
+    name = _string_field(meta, "name", path, errs)
+    if name == "":
+        if not generate_name:  # kube generates the name before validating; the caller may not have yet
+            errs.append(errors.FieldError("required", f"{path}.name", "name or generateName is required"))
+    elif name is not None:
+        for msg in name_errors(name, rule=rule):
+            errs.append(errors.FieldError("invalid", f"{path}.name", msg, value=name))
+
+
+def _check_namespace(meta: dict, namespaced: bool, path: str, errs: list) -> None:
+    namespace = _string_field(meta, "namespace", path, errs)
+    if namespace is None:
+        return
+    if not namespaced:
+        if namespace:
+            errs.append(errors.FieldError("forbidden", f"{path}.namespace", "not allowed on this type"))
+    elif not namespace:
+        errs.append(errors.FieldError("required", f"{path}.namespace"))
+    else:
+        for msg in dns1123_label_errors(namespace):
+            errs.append(errors.FieldError("invalid", f"{path}.namespace", msg, value=namespace))
+
+
+def _check_generation(meta: dict, path: str, errs: list) -> None:
+    generation = meta.get("generation")
+    if generation is None:
+        return
+    if type(generation) is not int:
+        errs.append(type_error(f"{path}.generation", "integer", generation))
+    elif generation < 0:
+        errs.append(
+            errors.FieldError("invalid", f"{path}.generation", "must be greater than or equal to 0", value=generation)
+        )
+
+
+def _check_labels(labels: Any, path: str, errs: list) -> None:
+    if labels is None:
+        return
+    if not isinstance(labels, dict):
+        errs.append(type_error(path, "object", labels))
+        return
+    for key, value in labels.items():
+        key = str(key)
+        for msg in qualified_name_errors(key):
+            errs.append(errors.FieldError("invalid", path, msg, value=key))
+        if not isinstance(value, str):
+            errs.append(type_error(f"{path}.{key}", "string", value))
+            continue
+        for msg in label_value_errors(value):
+            errs.append(errors.FieldError("invalid", path, msg, value=value))
+
+
+def _check_annotations(annotations: Any, path: str, errs: list) -> None:
+    if annotations is None:
+        return
+    if not isinstance(annotations, dict):
+        errs.append(type_error(path, "object", annotations))
+        return
+    size = 0
+    for key, value in annotations.items():
+        key = str(key)
+        # the rule is QualifiedName except that case doesn't matter
+        for msg in qualified_name_errors(key.lower()):
+            errs.append(errors.FieldError("invalid", path, msg, value=key))
+        if not isinstance(value, str):
+            errs.append(type_error(f"{path}.{key}", "string", value))
+            continue
+        size += _byte_len(key) + _byte_len(value)
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        errs.append(errors.FieldError("too_long", path, f"may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"))
+
+
+def _check_owner_references(refs: Any, path: str, errs: list) -> None:
+    if refs is None:
+        return
+    if not isinstance(refs, list):
+        errs.append(type_error(path, "array", refs))
+        return
+    controller = ""
+    for i, ref in enumerate(refs):
+        if not isinstance(ref, dict):
+            errs.append(type_error(f"{path}[{i}]", "object", ref))
+            continue
+        _check_owner_reference(ref, i, path, errs)
+        if ref.get("controller") is True:
+            current = f"{ref.get('kind', '')}/{ref.get('name', '')}"
+            if controller:
+                msg = (
+                    'Only one reference can have Controller set to true. Found "true" in references for '
+                    f"{controller} and {current}"
+                )
+                errs.append(errors.FieldError("invalid", path, msg, value=refs))
+            else:
+                controller = current
+
+
+def _check_owner_reference(ref: dict, index: int, path: str, errs: list) -> None:
+    fields = {}
+    for key in ("apiVersion", "kind", "name", "uid"):
+        value = _string_field(ref, key, f"{path}[{index}]", errs)
+        fields[key] = value or ""
+    group, version = _parse_group_version(fields["apiVersion"])
+    if not version:
+        errs.append(
+            errors.FieldError("invalid", f"{path}.apiVersion", "version must not be empty", value=fields["apiVersion"])
+        )
+    for key in ("kind", "name", "uid"):
+        if not fields[key]:
+            errs.append(errors.FieldError("invalid", f"{path}.{key}", "must not be empty", value=fields[key]))
+    if (group, version, fields["kind"]) == ("", "v1", "Event"):
+        errs.append(errors.FieldError("invalid", path, "/v1, Kind=Event is disallowed from being an owner", value=ref))
+
+
+def _parse_group_version(api_version: str) -> tuple[str, str]:
+    """schema.ParseGroupVersion, with an unparsable value giving an empty version."""
+    if api_version in ("", "/"):
+        return "", ""
+    slashes = api_version.count("/")
+    if slashes == 0:
+        return "", api_version
+    if slashes == 1:
+        group, version = api_version.split("/")
+        return group, version
+    return "", ""
+
+
+def _check_finalizers(finalizers: Any, path: str, errs: list) -> None:
+    if finalizers is None:
+        return
+    if not isinstance(finalizers, list):
+        errs.append(type_error(path, "array", finalizers))
+        return
+    seen: set[str] = set()
+    for i, finalizer in enumerate(finalizers):
+        if not isinstance(finalizer, str):
+            errs.append(type_error(f"{path}[{i}]", "string", finalizer))
+            continue
+        for msg in qualified_name_errors(finalizer):
+            errs.append(errors.FieldError("invalid", path, msg, value=finalizer))
+        if finalizer in seen:
+            errs.append(errors.FieldError("duplicate", f"{path}[{i}]", value=finalizer))
+        seen.add(finalizer)
+    if "orphan" in seen and "foregroundDeletion" in seen:
+        msg = "finalizer orphan and foregroundDeletion cannot be both set"
+        errs.append(errors.FieldError("invalid", path, msg, value=finalizers))
