@@ -614,3 +614,13 @@ def test_hostile_values_anywhere_never_raise(value):
     for schema in SCHEMAS:
         outcome = apply_schema(schema, {"spec": copy.deepcopy(value), "metadata": copy.deepcopy(value)})
         assert isinstance(outcome, structural.Outcome)
+
+
+def test_a_hostile_pattern_and_value_match_in_linear_time():
+    import time
+
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}
+    started = time.perf_counter()
+    outcome = apply_schema(schema, {"s": "a" * 5000 + "b"})
+    assert time.perf_counter() - started < 0.5
+    assert [e.field for e in outcome.errors] == ["s"]

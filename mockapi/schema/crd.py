@@ -617,8 +617,8 @@ def _value_validation(v: dict, skip_any_of: bool, skip_first_all_of: bool, level
     if isinstance(pattern, str) and pattern:
         try:
             structural.compile_pattern(pattern)
-        except re.error as exc:
-            errs.append(_invalid(f"{path}.pattern", pattern, f"must be a valid regular expression, but isn't: {exc}"))
+        except structural.PatternError as exc:
+            errs.append(_invalid(f"{path}.pattern", pattern, f"must be a valid regular expression, but isn't: error parsing regexp: {exc}"))
 
 
 _NESTED_FORBIDDEN = (
