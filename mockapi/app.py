@@ -7,9 +7,11 @@ loads the start-up manifests.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Awaitable, Callable
 
 from mockapi import clock as clocks
 from mockapi import gvk, loader
@@ -40,6 +42,20 @@ class Server:
     app: object
     started: float = field(default_factory=time.monotonic)
     loaded: loader.Loaded = field(default_factory=loader.Loaded)
+    # Controllers and other long-running work: started when the ASGI lifespan starts (inside the
+    # server's event loop, where the registry lives), cancelled when it shuts down.
+    background: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    _tasks: list[asyncio.Task] = field(default_factory=list)
+
+    async def start_background(self) -> None:
+        for run in self.background:
+            self._tasks.append(asyncio.create_task(run()))
+
+    async def stop_background(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
 
 
 def our_crds() -> list[dict]:
@@ -91,12 +107,31 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
             if path.startswith(_K8S_PREFIXES) or path in ("/api", "/apis"):
                 await kube(scope, receive, send)
                 return
+        elif scope["type"] == "lifespan":
+            await _lifespan(server, receive, send)
+            return
         await fallback(scope, receive, send)
 
     server.app = app
     if settings.load:
         server.loaded = loader.load_paths(registry, settings.load)
     return server
+
+
+async def _lifespan(server: Server, receive, send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            try:
+                await server.start_background()
+            except Exception as exc:  # noqa: BLE001 - reported to the ASGI server, which exits
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await server.stop_background()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 def seed(registry: Registry) -> None:

@@ -80,7 +80,7 @@ def serve_forever(settings: Settings) -> int:
         access_log=False,
         loop="auto",
         http="auto",
-        lifespan="off",
+        lifespan="on",
         timeout_graceful_shutdown=1,
     )
     host = f"[{settings.host}]" if ":" in settings.host else settings.host

@@ -43,7 +43,7 @@ def running(tmp_path: Path, **overrides):
 
     settings = Settings(port=port, **overrides)
     server = app_.build(settings)
-    config = uvicorn.Config(server.app, log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(server.app, log_level="warning", access_log=False, lifespan="on")
     uv = _ThreadedServer(config)
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -111,7 +111,7 @@ async def delete_collection(call: Call) -> None:
     opts = DeleteOptions.parse(call.info.query, await call.decoded_body())
     list_opts = ListOptions.parse(call.info.query)
     deleted = call.registry.delete_collection(call.rt, call.namespace, list_opts, opts)
-    body = responses.list_body(call.rt, call.registry.store.resource_version, deleted)
+    body = responses.list_body(call.rt, call.registry.resource_version, deleted)
     await responses.send_bytes(call.send, 200, body)
 
 

@@ -30,7 +30,6 @@ async def watch(call: Call) -> None:
             call.info.query.get("fieldSelector", "") + f",metadata.name={_escape(call.info.name)}"
         )
     settings = call.extra
-    store = call.registry.store
     try:
         watcher = call.registry.watch(call.rt, call.namespace, opts)
     except errors.StatusError as exc:
@@ -40,7 +39,7 @@ async def watch(call: Call) -> None:
         await call.send({"type": "http.response.body", "body": event_line(ERROR, orjson.dumps(exc.status())), "more_body": False})
         return
     if opts.send_initial_events:
-        watcher.pending.append(_bookmark(call, store.resource_version, initial_end=True))
+        watcher.pending.append(_bookmark(call, call.registry.resource_version, initial_end=True))
         watcher.wakeup.set()
     timeout = opts.timeout_seconds
     if timeout is None or timeout <= 0:
@@ -70,7 +69,7 @@ async def watch(call: Call) -> None:
                 break
             now = loop.time()
             if opts.allow_bookmarks and now >= next_bookmark:
-                chunk += _bookmark(call, store.resource_version)
+                chunk += _bookmark(call, call.registry.resource_version)
                 next_bookmark = now + bookmark_every
             if chunk:
                 await call.send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -79,7 +78,7 @@ async def watch(call: Call) -> None:
         if not watcher.closed:
             await call.send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
-        store.stop(watcher)
+        call.registry.stop_watch(watcher)
         listener.cancel()
 
 

@@ -4,6 +4,8 @@
   (or NamesAccepted=False on a name conflict) and its kinds are served at once; on delete its
   objects are deleted (with DELETED events), its watchers closed and its kinds unregistered —
   what the apiextensions controllers do, without the wait.
+- **DevicePrivilegedClaim**: only in namespaces labelled ``devmgmtproto.k8s.io/admin-access=true``
+  (403 Forbidden otherwise).
 - **Namespace**: objects can only be created in an existing, non-terminating namespace; deleting a
   namespace marks it Terminating, deletes everything in it, and removes it once empty (objects
   held by finalizers keep it Terminating until they go). ``default``, ``kube-system`` and
@@ -24,6 +26,10 @@ if TYPE_CHECKING:
 CRD_GROUP, CRD_KIND = "apiextensions.k8s.io", "CustomResourceDefinition"
 NAMESPACES = errors.GroupResource("", "namespaces")
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
+# A DevicePrivilegedClaim grants admin access to devices: only namespaces that opt in may hold one
+# (ALLOCATOR.md, DevicePrivilegedClaim).
+PRIVILEGED_GROUP, PRIVILEGED_KIND = "devmgmtproto.k8s.io", "DevicePrivilegedClaim"
+ADMIN_ACCESS_LABEL = "devmgmtproto.k8s.io/admin-access"
 
 
 def _is(rt: ResourceType, group: str, kind: str) -> bool:
@@ -49,6 +55,14 @@ class Lifecycle:
                 obj["metadata"].get("name", ""),
                 f"unable to create new content in namespace {namespace} because it is being terminated",
             )
+        if rt.group == PRIVILEGED_GROUP and rt.kind == PRIVILEGED_KIND:
+            labels = stored.labels or {}
+            if labels.get(ADMIN_ACCESS_LABEL) != "true":
+                raise errors.forbidden(
+                    rt.group_resource,
+                    obj["metadata"].get("name", ""),
+                    f'namespace "{namespace}" does not allow admin access to devices: label it {ADMIN_ACCESS_LABEL}=true',
+                )
 
     def before_delete(self, rt: ResourceType, obj: dict) -> None:
         if _is(rt, "", "Namespace") and obj["metadata"]["name"] in PROTECTED_NAMESPACES:

@@ -197,6 +197,13 @@ class Registry:
                 since = rv
         return self.store.watch(rt.group_resource, namespace=namespace, predicate=predicate, since=since, initial=initial, encode=encode)
 
+    @property
+    def resource_version(self) -> int:
+        return self.store.resource_version
+
+    def stop_watch(self, watcher: Watcher) -> None:
+        self.store.stop(watcher)
+
     # ------------------------------------------------------------------ create
     def create(self, rt: ResourceType, namespace: str, body: Any, opts: WriteOptions) -> Written:
         obj = self._check_body(rt, body, namespace)

@@ -310,3 +310,16 @@ def test_field_validation_strict_lists_every_unknown_field_and_warn_prunes_with_
     warn = http.post(f"/apis/{GROUP}/{VERSION}/deviceclasses", params={"fieldValidation": "Warn"}, json=body)
     assert warn.status_code == 201 and "contstraints" not in warn.json()["spec"]
     assert warn.headers.get_list("warning") == ['299 - "unknown field \\"spec.contstraints\\""', '299 - "unknown field \\"spec.maxDeviceCount\\""']
+
+
+def test_a_privileged_claim_needs_a_namespace_that_opts_in(custom, core):
+    body = device_claim("admin")
+    body["kind"] = "DevicePrivilegedClaim"
+    with pytest.raises(ApiException) as caught:
+        custom.create_namespaced_custom_object(GROUP, VERSION, "default", "deviceprivilegedclaims", body)
+    assert caught.value.status == 403
+    assert "devmgmtproto.k8s.io/admin-access=true" in json.loads(caught.value.body)["message"]
+    core.create_namespace({"metadata": {"name": "ops", "labels": {"devmgmtproto.k8s.io/admin-access": "true"}}})
+    body["metadata"]["namespace"] = "ops"
+    created = custom.create_namespaced_custom_object(GROUP, VERSION, "ops", "deviceprivilegedclaims", body)
+    assert created["kind"] == "DevicePrivilegedClaim"
