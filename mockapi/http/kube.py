@@ -8,6 +8,7 @@ verb one more. Every exception leaves through :func:`errors.to_status` and is se
 from __future__ import annotations
 
 import logging
+import time
 
 from mockapi import errors
 from mockapi.http import discovery as discovery_
@@ -42,11 +43,15 @@ class KubeAPI:
         self.discovery = discovery
         self.max_body = max_body
         self.watch_settings = watch_settings or {}
-        self.observer = observer  # called with (info, status code) after each request, if set
+        # Called after each request with (RequestInfo, status code, seconds taken, headers), if set:
+        # the hook for metrics and the recent-requests ring.
+        self.observer = observer
 
     async def __call__(self, scope, receive, send) -> None:
+        started = time.perf_counter()
         info = requestinfo.parse(scope["method"], scope["path"], scope.get("query_string", b""))
         code = [0]
+        headers: dict = {}
 
         async def tracking_send(message):
             if message["type"] == "http.response.start":
@@ -70,7 +75,7 @@ class KubeAPI:
             await responses.send_error(tracking_send, status)
         finally:
             if self.observer is not None:
-                self.observer(info, code[0])
+                self.observer(info, code[0], time.perf_counter() - started, headers)
 
     async def _resource(self, info, headers, receive, send) -> None:
         rt = self.registry.types.find(info.group, info.version, info.resource)
