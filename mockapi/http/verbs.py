@@ -11,8 +11,8 @@ from typing import Any, Awaitable, Callable
 
 from mockapi import errors
 from mockapi.gvk import ResourceType
-from mockapi import decoding
-from mockapi.http import bodies, responses
+from mockapi import decoding, protobuf
+from mockapi.http import bodies, responses, table
 from mockapi.http.requestinfo import RequestInfo
 from mockapi.registry import rest
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions
@@ -35,6 +35,11 @@ class Call:
     def namespace(self) -> str:
         return self.info.namespace if self.rt.namespaced else ""
 
+    @property
+    def rendering(self) -> str | None:
+        """The meta.k8s.io rendering asked for in Accept (Table, metadata), or None for JSON."""
+        return table.negotiate(self.headers.get(b"accept", b"").decode("latin-1"))
+
     async def body(self) -> tuple[bytes, str | None]:
         length = self.headers.get(b"content-length")
         declared = int(length) if length and length.isdigit() else None
@@ -44,8 +49,8 @@ class Call:
 
     async def decoded_body(self) -> Any:
         raw, content_type = await self.body()
-        if bodies.media_type(content_type) == "application/vnd.kubernetes.protobuf":
-            raise errors.unsupported_media_type("application/vnd.kubernetes.protobuf", ("application/json", "application/yaml"))
+        if bodies.media_type(content_type) == protobuf.MEDIA_TYPE:
+            return protobuf.decode(raw)
         return bodies.decode(raw, content_type)
 
 
@@ -56,13 +61,36 @@ async def _send_written(call: Call, written: rest.Written, opts: WriteOptions, *
 
 async def get(call: Call) -> None:
     stored = call.registry.get(call.rt, call.namespace, call.info.name)
-    await responses.send_bytes(call.send, 200, stored.raw)
+    rendering = call.rendering
+    if rendering == table.TABLE:
+        include = table.include_object(call.info.query)
+        body = table.table(call.rt, [stored.raw], now=call.registry.clock.now(), include=include, list_meta={"resourceVersion": str(stored.rv)})
+        await responses.send_bytes(call.send, 200, body, content_type=table.CONTENT_TYPES[rendering])
+    elif rendering == table.METADATA:
+        await responses.send_bytes(call.send, 200, table.metadata_object(stored.raw), content_type=table.CONTENT_TYPES[rendering])
+    else:
+        await responses.send_bytes(call.send, 200, stored.raw)
 
 
 async def list_(call: Call) -> None:
     opts = ListOptions.parse(call.info.query)
     page = call.registry.list(call.rt, call.namespace, opts)
-    body = responses.list_body(call.rt, page.resource_version, [s.raw for s in page.items], continue_token=page.continue_token, remaining=page.remaining)
+    raws = [s.raw for s in page.items]
+    rendering = call.rendering
+    if rendering in (table.TABLE, table.METADATA_LIST):
+        list_meta: dict = {"resourceVersion": str(page.resource_version)}
+        if page.continue_token:
+            list_meta["continue"] = page.continue_token
+            if page.remaining is not None:
+                list_meta["remainingItemCount"] = page.remaining
+        if rendering == table.TABLE:
+            include = table.include_object(call.info.query)
+            body = table.table(call.rt, raws, now=call.registry.clock.now(), include=include, list_meta=list_meta)
+        else:
+            body = table.metadata_list(raws, list_meta=list_meta)
+        await responses.send_bytes(call.send, 200, body, content_type=table.CONTENT_TYPES[rendering])
+        return
+    body = responses.list_body(call.rt, page.resource_version, raws, continue_token=page.continue_token, remaining=page.remaining)
     await responses.send_bytes(call.send, 200, body)
 
 

@@ -15,6 +15,7 @@ import random
 import orjson
 
 from mockapi import errors, selectors
+from mockapi.http import table
 from mockapi.http.verbs import Call
 from mockapi.registry.options import ListOptions
 from mockapi.watchwire import BOOKMARK, ERROR, event_line
@@ -30,12 +31,18 @@ async def watch(call: Call) -> None:
             call.info.query.get("fieldSelector", "") + f",metadata.name={_escape(call.info.name)}"
         )
     settings = call.extra
+    rendering = call.rendering
+    encode = None
+    content_type = b"application/json"
+    if rendering in (table.TABLE, table.METADATA):
+        encode = table.watch_encoder(call.rt, rendering, include=table.include_object(call.info.query), clock=call.registry.clock)
+        content_type = table.CONTENT_TYPES[rendering]
     try:
-        watcher = call.registry.watch(call.rt, call.namespace, opts)
+        watcher = call.registry.watch(call.rt, call.namespace, opts, encode=encode)
     except errors.StatusError as exc:
         if exc.code != 410:
             raise
-        await _start(call.send)
+        await _start(call.send, content_type)
         await call.send({"type": "http.response.body", "body": event_line(ERROR, orjson.dumps(exc.status())), "more_body": False})
         return
     if opts.send_initial_events:
@@ -51,7 +58,7 @@ async def watch(call: Call) -> None:
     next_bookmark = loop.time() + bookmark_every
     listener = asyncio.ensure_future(_wait_disconnect(call.receive, watcher))
     try:
-        await _start(call.send)
+        await _start(call.send, content_type)
         while not watcher.closed:
             now = loop.time()
             wait = min(deadline, next_bookmark if opts.allow_bookmarks else deadline) - now
@@ -82,8 +89,8 @@ async def watch(call: Call) -> None:
         listener.cancel()
 
 
-async def _start(send) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-cache, private")]})
+async def _start(send, content_type: bytes) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", content_type), (b"cache-control", b"no-cache, private")]})
 
 
 async def _wait_disconnect(receive, watcher) -> None:

@@ -59,10 +59,10 @@ class Event:
             lines = self._lines = {}
         line = lines.get(event_type)
         if line is None:
-            line = lines[event_type] = event_line(event_type, self._raw_for(event_type))
+            line = lines[event_type] = event_line(event_type, self.raw_for(event_type))
         return line
 
-    def _raw_for(self, event_type: str) -> bytes:
+    def raw_for(self, event_type: str) -> bytes:
         if event_type == DELETED and self.type == MODIFIED:
             # The object left the watcher's selector: kube sends the previous content at the
             # event's resourceVersion.
@@ -87,7 +87,7 @@ class Watcher:
         namespace: str | None,
         predicate: Predicate | None,
         limit: int,
-        encode: Callable[[str, Event | None, Stored], bytes] | None = None,
+        encode: Callable[[str, bytes], bytes] | None = None,
     ):
         self.resource = resource
         self.namespace = namespace
@@ -97,7 +97,7 @@ class Watcher:
         self.limit = limit
         self.overflowed = False
         self.closed = False
-        # Renders one event; None means the shared JSON line (the hot path).
+        # Renders one event (type, object bytes) as a line; None means the shared JSON line (the hot path).
         self.encode = encode
 
     def matches(self, stored: Stored | None) -> bool:
@@ -128,7 +128,8 @@ class Watcher:
             self.wakeup.set()
             return
         if self.encode is not None:
-            self.pending.append(self.encode(event_type, event, stored))
+            raw = event.raw_for(event_type) if event is not None else stored.raw
+            self.pending.append(self.encode(event_type, raw))
         elif event is not None:
             self.pending.append(event.line(event_type))
         else:

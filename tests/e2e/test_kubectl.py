@@ -100,3 +100,52 @@ def test_deleting_a_namespace_waits_until_its_content_is_gone(kubectl, tmp_path)
 def test_explain_prints_the_field_documentation_of_the_seed_types(kubectl):
     explained = kubectl("explain", "deviceclaims.spec.claims").stdout
     assert "Claims contains the actual claim details" in explained
+
+
+def test_get_prints_the_printer_columns_and_wide_ones(kubectl):
+    kubectl("apply", "-f", str(ROOT / "testdata" / "10-drivers.yaml"), "-f", str(ROOT / "testdata" / "20-classes.yaml"))
+    header = kubectl("get", "deviceclasses").stdout.splitlines()[0].split()
+    assert header == ["NAME", "DRIVER", "TYPE", "ADMIN", "AGE"]
+    wide = kubectl("get", "deviceclasses", "-o", "wide").stdout.splitlines()[0].split()
+    assert wide[:5] == header and len(wide) > 5
+    assert kubectl("get", "namespaces", "default").stdout.split()[:5] == ["NAME", "STATUS", "AGE", "default", "Active"]
+    sorted_names = kubectl("get", "deviceclasses", "--sort-by=.spec.driver", "-o", "custom-columns=D:.spec.driver", "--no-headers").stdout.split()
+    assert sorted_names == sorted(sorted_names) and sorted_names
+
+
+def test_create_namespace_configmap_and_secret_send_protobuf_and_work(kubectl):
+    assert "namespace/ci-ns created" in kubectl("create", "namespace", "ci-ns").stdout
+    kubectl("create", "configmap", "settings", "-n", "ci-ns", "--from-literal=mode=fast")
+    kubectl("create", "secret", "generic", "token", "-n", "ci-ns", "--from-literal=value=hunter2")
+    assert kubectl("get", "configmap", "settings", "-n", "ci-ns", "-o", "jsonpath={.data.mode}").stdout == "fast"
+    assert kubectl("get", "secret", "token", "-n", "ci-ns", "-o", "jsonpath={.data.value}").stdout == "aHVudGVyMg=="
+
+
+def test_get_watch_prints_each_change_once(kubectl, live):
+    import threading
+    import time
+
+    kubectl("apply", "-f", str(ROOT / "testdata" / "10-drivers.yaml"))
+    result = {}
+
+    def watch():
+        result["out"] = kubectl("get", "devicedrivers", "vlan", "-w", "--request-timeout=3s", check=False).stdout
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    time.sleep(1.0)
+    kubectl("label", "devicedriver", "vlan", "seen=yes")
+    thread.join(10)
+    lines = result["out"].splitlines()
+    assert lines[0].split()[0] == "NAME" and sum(1 for line in lines if line.startswith("vlan ")) == 2, result["out"]
+
+
+def test_diff_is_quiet_on_an_unchanged_object_and_exits_1_on_a_change(kubectl, tmp_path):
+    drivers = ROOT / "testdata" / "10-drivers.yaml"
+    kubectl("apply", "-f", str(drivers))
+    assert kubectl("diff", "-f", str(drivers)).stdout == ""
+    changed = tmp_path / "drivers.yaml"
+    changed.write_text(drivers.read_text().replace("- vlan\n", "- vlan\n- vlan-extra\n", 1))
+    result = kubectl("diff", "-f", str(changed), check=False)
+    assert result.returncode == 1
+    assert any(line.startswith("+") and line.replace(" ", "") == "+-vlan-extra" for line in result.stdout.splitlines()), result.stdout

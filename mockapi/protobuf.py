@@ -1,0 +1,157 @@
+"""Decode the protobuf request bodies kubectl's typed client sends (PROTOCOL.md a.12, G23).
+
+``kubectl create namespace|configmap|secret`` POSTs ``application/vnd.kubernetes.protobuf``
+with no JSON fallback: ``k8s\\0`` + ``runtime.Unknown{1: TypeMeta{1: apiVersion, 2: kind},
+2: raw}``, ``raw`` being the object in ``k8s.io/api/core/v1/generated.proto``. This decodes the
+wire format for those kinds (Namespace, ConfigMap, Secret) into the JSON-shaped dict the rest of
+the server handles; proto3 zero values are dropped. The reply stays JSON, which kubectl accepts.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Callable, Iterator
+
+from mockapi import errors
+
+MAGIC = b"k8s\x00"
+MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
+
+
+class _Truncated(ValueError):
+    pass
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if position >= len(data) or shift > 63:
+            raise _Truncated("truncated varint")
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, position
+        shift += 7
+
+
+def _fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
+    """(field number, value) pairs: ints for varints, bytes for length-delimited fields."""
+    position = 0
+    while position < len(data):
+        key, position = _varint(data, position)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, position = _varint(data, position)
+        elif wire == 2:
+            length, position = _varint(data, position)
+            if position + length > len(data):
+                raise _Truncated("truncated field")
+            value, position = data[position : position + length], position + length
+        elif wire == 1:
+            value, position = int.from_bytes(data[position : position + 8], "little"), position + 8
+        elif wire == 5:
+            value, position = int.from_bytes(data[position : position + 4], "little"), position + 4
+        else:
+            raise _Truncated(f"unsupported wire type {wire}")
+        yield number, value
+
+
+def _text(value) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _map_entry(value: bytes, *, as_bytes: bool = False) -> tuple[str, str]:
+    key, item = "", b""
+    for number, field in _fields(value):
+        if number == 1:
+            key = _text(field)
+        elif number == 2:
+            item = field
+    return key, base64.b64encode(item).decode() if as_bytes else _text(item)
+
+
+def _object_meta(data: bytes) -> dict:
+    meta: dict = {}
+    scalar = {1: "name", 2: "generateName", 3: "namespace", 5: "uid", 6: "resourceVersion"}
+    for number, value in _fields(data):
+        if number in scalar:
+            meta[scalar[number]] = _text(value)
+        elif number in (11, 12):
+            key, item = _map_entry(value)
+            meta.setdefault("labels" if number == 11 else "annotations", {})[key] = item
+        elif number == 14:
+            meta.setdefault("finalizers", []).append(_text(value))
+    return {k: v for k, v in meta.items() if v not in ("", None)}
+
+
+def _namespace(data: bytes) -> dict:
+    obj: dict = {}
+    for number, value in _fields(data):
+        if number == 1:
+            obj["metadata"] = _object_meta(value)
+        elif number == 2:
+            finalizers = [_text(v) for n, v in _fields(value) if n == 1]
+            if finalizers:
+                obj["spec"] = {"finalizers": finalizers}
+    return obj
+
+
+def _config_map(data: bytes) -> dict:
+    obj: dict = {}
+    for number, value in _fields(data):
+        if number == 1:
+            obj["metadata"] = _object_meta(value)
+        elif number in (2, 3):
+            key, item = _map_entry(value, as_bytes=number == 3)
+            obj.setdefault("data" if number == 2 else "binaryData", {})[key] = item
+        elif number == 4 and value:
+            obj["immutable"] = True
+    return obj
+
+
+def _secret(data: bytes) -> dict:
+    obj: dict = {}
+    for number, value in _fields(data):
+        if number == 1:
+            obj["metadata"] = _object_meta(value)
+        elif number in (2, 4):
+            key, item = _map_entry(value, as_bytes=number == 2)
+            obj.setdefault("data" if number == 2 else "stringData", {})[key] = item
+        elif number == 3 and value:
+            obj["type"] = _text(value)
+        elif number == 5 and value:
+            obj["immutable"] = True
+    return obj
+
+
+DECODERS: dict[tuple[str, str], Callable[[bytes], dict]] = {
+    ("v1", "Namespace"): _namespace,
+    ("v1", "ConfigMap"): _config_map,
+    ("v1", "Secret"): _secret,
+}
+
+
+def decode(body: bytes) -> dict:
+    """A protobuf-encoded core object as a JSON-shaped dict; 415 for kinds this cannot decode."""
+    if not body.startswith(MAGIC):
+        raise errors.bad_request("protobuf body does not start with the k8s\\0 magic prefix")
+    try:
+        api_version = kind = ""
+        raw = b""
+        for number, value in _fields(body[len(MAGIC) :]):
+            if number == 1:
+                for inner, item in _fields(value):
+                    if inner == 1:
+                        api_version = _text(item)
+                    elif inner == 2:
+                        kind = _text(item)
+            elif number == 2:
+                raw = value
+        decoder = DECODERS.get((api_version, kind))
+        if decoder is None:
+            raise errors.unsupported_media_type(MEDIA_TYPE, ("application/json", "application/yaml"))
+        obj = decoder(raw)
+    except (_Truncated, UnicodeDecodeError) as exc:
+        raise errors.bad_request(f"error decoding protobuf body: {exc}") from None
+    return {"apiVersion": api_version, "kind": kind, **obj}

@@ -1,0 +1,203 @@
+"""Table columns and cells per kind — what ``kubectl get`` prints (kube's TableConvertor).
+
+Custom kinds use their CRD's ``additionalPrinterColumns`` evaluated with JSONPath as
+kube-apiserver does (``Age`` by default when the CRD lists none). Core kinds get the computed
+columns kube-apiserver's printers produce (pods READY/STATUS/RESTARTS, nodes STATUS/ROLES, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from mockapi import jsonpath
+from mockapi.gvk import PrinterColumn, ResourceType
+
+NAME_DESCRIPTION = (
+    "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a "
+    "client to request the generation of an appropriate name automatically. Name is primarily intended for creation "
+    "idempotence and configuration definition. Cannot be updated."
+)
+AGE = PrinterColumn("Age", "date", ".metadata.creationTimestamp", "CreationTimestamp is a timestamp representing the server time when this object was created.")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str = "string"
+    format: str = ""
+    description: str = ""
+    priority: int = 0
+
+    def definition(self) -> dict:
+        return {"name": self.name, "type": self.type, "format": self.format, "description": self.description, "priority": self.priority}
+
+
+Cells = Callable[[dict, datetime], list]
+
+
+def human_duration(seconds: float) -> str:
+    """apimachinery's duration.HumanDuration."""
+    s = int(seconds)
+    if s < -1:
+        return "<invalid>"
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        return f"{minutes}m" if s % 60 == 0 else f"{minutes}m{s % 60}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if days == 0 else f"{hours // 24 // 365}y{days}d"
+    return f"{hours // 24 // 365}y"
+
+
+def age(timestamp: Any, now: datetime) -> str:
+    if not isinstance(timestamp, str) or not timestamp:
+        return "<unknown>"
+    try:
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return "<unknown>"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return human_duration((now - moment).total_seconds())
+
+
+def table_for(rt: ResourceType) -> tuple[list[Column], Cells]:
+    """The column definitions and the cell function of a kind."""
+    printer = _CORE.get((rt.group, rt.kind)) if rt.builtin else None
+    if printer is not None:
+        return printer
+    return _custom(rt)
+
+
+def _custom(rt: ResourceType) -> tuple[list[Column], Cells]:
+    printer_columns = list(rt.printer_columns) or [AGE]
+    columns = [Column("Name", "string", "name", NAME_DESCRIPTION)]
+    columns += [Column(c.name, c.type, c.format, c.description, c.priority) for c in printer_columns]
+    paths = [jsonpath.compile(c.json_path) for c in printer_columns]
+
+    def cells(obj: dict, now: datetime) -> list:
+        row: list = [obj["metadata"].get("name", "")]
+        for column, path in zip(printer_columns, paths):
+            found = path.find(obj)
+            row.append(None if not found else _cell(column.type, found[0], now))
+        return row
+
+    return columns, cells
+
+
+def _cell(kind: str, value: Any, now: datetime) -> Any:
+    if kind == "date":
+        return age(value, now)
+    if kind == "integer" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if kind == "boolean" and isinstance(value, bool):
+        return value
+    return jsonpath.format_value(value)
+
+
+# ---------------------------------------------------------------------------- core kinds
+def _get(obj: Any, *path: str, default: Any = None) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return default
+        obj = obj.get(key)
+    return default if obj is None else obj
+
+
+def _name(obj: dict) -> str:
+    return obj["metadata"].get("name", "")
+
+
+def _created(obj: dict, now: datetime) -> str:
+    return age(obj["metadata"].get("creationTimestamp"), now)
+
+
+def _pod_cells(obj: dict, now: datetime) -> list:
+    statuses = _get(obj, "status", "containerStatuses", default=[])
+    containers = _get(obj, "spec", "containers", default=[])
+    ready = sum(1 for s in statuses if isinstance(s, dict) and s.get("ready"))
+    restarts = sum(int(s.get("restartCount", 0)) for s in statuses if isinstance(s, dict))
+    status = _get(obj, "status", "reason") or _get(obj, "status", "phase", default="Unknown")
+    if obj["metadata"].get("deletionTimestamp"):
+        status = "Terminating"
+    return [
+        _name(obj), f"{ready}/{len(containers)}", status, restarts, _created(obj, now),
+        _get(obj, "status", "podIP", default="<none>"), _get(obj, "spec", "nodeName", default="<none>"),
+        _get(obj, "status", "nominatedNodeName", default="<none>"), "<none>",
+    ]
+
+
+def _node_cells(obj: dict, now: datetime) -> list:
+    conditions = {c.get("type"): c.get("status") for c in _get(obj, "status", "conditions", default=[]) if isinstance(c, dict)}
+    status = {"True": "Ready", "False": "NotReady"}.get(conditions.get("Ready"), "Unknown")
+    if _get(obj, "spec", "unschedulable"):
+        status += ",SchedulingDisabled"
+    roles = sorted(k.split("/", 1)[1] for k in (obj["metadata"].get("labels") or {}) if k.startswith("node-role.kubernetes.io/") and "/" in k)
+    addresses = {a.get("type"): a.get("address") for a in _get(obj, "status", "addresses", default=[]) if isinstance(a, dict)}
+    info = _get(obj, "status", "nodeInfo", default={})
+    return [
+        _name(obj), status, ",".join(r for r in roles if r) or "<none>", _created(obj, now), info.get("kubeletVersion", ""),
+        addresses.get("InternalIP", "<none>"), addresses.get("ExternalIP", "<none>"), info.get("osImage", "<unknown>"),
+        info.get("kernelVersion", "<unknown>"), info.get("containerRuntimeVersion", "<unknown>"),
+    ]
+
+
+def _event_cells(obj: dict, now: datetime) -> list:
+    involved = obj.get("involvedObject") or {}
+    last = obj.get("lastTimestamp") or obj.get("eventTime") or obj["metadata"].get("creationTimestamp")
+    first = obj.get("firstTimestamp") or obj.get("eventTime") or obj["metadata"].get("creationTimestamp")
+    source = _get(obj, "source", "component") or obj.get("reportingComponent") or ""
+    host = _get(obj, "source", "host")
+    return [
+        age(last, now), obj.get("type", ""), obj.get("reason", ""), f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}",
+        involved.get("fieldPath", ""), f"{source}, {host}" if host else source, obj.get("message", ""), age(first, now),
+        int(obj.get("count") or 1), _name(obj),
+    ]
+
+
+def _column(name: str, priority: int = 0, kind: str = "string", fmt: str = "") -> Column:
+    return Column(name, kind, fmt, name, priority)
+
+
+_NAME = Column("Name", "string", "name", NAME_DESCRIPTION)
+_AGE = _column("Age")
+_CORE: dict[tuple[str, str], tuple[list[Column], Cells]] = {
+    ("", "Pod"): (
+        [_NAME, _column("Ready"), _column("Status"), _column("Restarts", kind="string"), _AGE, _column("IP", 1), _column("Node", 1), _column("Nominated Node", 1), _column("Readiness Gates", 1)],
+        _pod_cells,
+    ),
+    ("", "Node"): (
+        [_NAME, _column("Status"), _column("Roles"), _AGE, _column("Version"), _column("Internal-IP", 1), _column("External-IP", 1), _column("OS-Image", 1), _column("Kernel-Version", 1), _column("Container-Runtime", 1)],
+        _node_cells,
+    ),
+    ("", "Namespace"): ([_NAME, _column("Status"), _AGE], lambda o, now: [_name(o), _get(o, "status", "phase", default=""), _created(o, now)]),
+    ("", "ConfigMap"): ([_NAME, _column("Data", kind="integer"), _AGE], lambda o, now: [_name(o), len(o.get("data") or {}) + len(o.get("binaryData") or {}), _created(o, now)]),
+    ("", "Secret"): ([_NAME, _column("Type"), _column("Data", kind="integer"), _AGE], lambda o, now: [_name(o), o.get("type", ""), len(o.get("data") or {}), _created(o, now)]),
+    ("", "Event"): (
+        [_column("Last Seen"), _column("Type"), _column("Reason"), _column("Object"), _column("Subobject", 1), _column("Source", 1), _column("Message"), _column("First Seen", 1), _column("Count", 1, "integer"), Column("Name", "string", "name", NAME_DESCRIPTION, 1)],
+        _event_cells,
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): (
+        [_NAME, _column("Created At", kind="date")],
+        lambda o, now: [_name(o), o["metadata"].get("creationTimestamp", "")],
+    ),
+}
