@@ -32,8 +32,10 @@ from mockapi.wire import parse_bool
 NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RequestInfo:
+    """A parsed request. Treat it as immutable: parsed values are cached and shared."""
+
     path: str
     method: str
     is_resource_request: bool = False
@@ -56,7 +58,22 @@ _COLLECTION_VERBS = {"GET": "list", "POST": "create", "DELETE": "deletecollectio
 _OBJECT_VERBS = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "POST": "create"}
 
 
+_CACHE: dict[tuple[str, str, bytes | str], RequestInfo] = {}
+_CACHE_SIZE = 4096
+
+
 def parse(method: str, path: str, query_string: bytes | str = b"") -> RequestInfo:
+    """Parse, or reuse the parse of an identical request line (clients repeat theirs)."""
+    key = (method, path, query_string)
+    info = _CACHE.get(key)
+    if info is None:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.clear()
+        info = _CACHE[key] = _parse(method, path, query_string)
+    return info
+
+
+def _parse(method: str, path: str, query_string: bytes | str) -> RequestInfo:
     if isinstance(query_string, bytes):
         query_string = query_string.decode("latin-1")
     query = dict(reversed(parse_qsl(query_string, keep_blank_values=True))) if query_string else {}
@@ -111,4 +128,5 @@ def parse(method: str, path: str, query_string: bytes | str = b"") -> RequestInf
 
 
 def _replace(info: RequestInfo, **changes) -> RequestInfo:
-    return RequestInfo(**{**info.__dict__, **changes})
+    fields = {name: getattr(info, name) for name in info.__slots__}
+    return RequestInfo(**{**fields, **changes})

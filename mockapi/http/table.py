@@ -10,6 +10,7 @@ controllers metadata only.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 from typing import Iterable
 
 import orjson
@@ -30,6 +31,7 @@ CONTENT_TYPES = {
 INCLUDE_OBJECT = ("None", "Metadata", "Object")
 
 
+@lru_cache(maxsize=256)
 def negotiate(accept: str) -> str | None:
     """The meta.k8s.io rendering the client prefers, or None for the plain object (JSON)."""
     for part in accept.split(","):
