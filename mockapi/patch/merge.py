@@ -1,0 +1,69 @@
+"""``application/merge-patch+json``: RFC 7386, as evanphx/json-patch v4 applies it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockapi import errors
+from mockapi.patch._shared import _TOO_DEEP, _copy, _json_kind
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """Apply a JSON merge patch (RFC 7386) and return a new value.
+
+    The request body must be a JSON object, as in kube-apiserver: ``null`` → 400 ``Invalid JSON
+    Patch``; an array, string, number or bool → 400 ``error decoding patch: json: cannot unmarshal
+    array into Go value of type map[string]interface {}``. Below the top level a non-object patch
+    value replaces the target value and ``null`` deletes a key. Like evanphx/json-patch, nulls are
+    dropped from a value that does not merge into an existing object (also inside its arrays'
+    objects), and a ``null`` already in the target is kept unless the patch names that key.
+    """
+    _check_merge_body(patch)
+    try:
+        if not isinstance(target, dict):
+            return _pruned(patch)
+        result = _copy(target)
+        _merge_into(result, patch)
+        return result
+    except RecursionError:
+        raise errors.bad_request(f"error decoding patch: {_TOO_DEEP}") from None
+
+
+def _check_merge_body(patch: Any) -> None:
+    if patch is None:
+        raise errors.bad_request("Invalid JSON Patch")
+    if not isinstance(patch, dict):
+        kind = _json_kind(patch)
+        raise errors.bad_request(
+            f"error decoding patch: json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+        )
+
+
+def _merge_into(doc: dict, patch: dict) -> None:
+    for key, value in patch.items():
+        if value is None:
+            doc.pop(key, None)
+        elif doc.get(key) is None:
+            doc[key] = _pruned(value)
+        else:
+            doc[key] = _merged(doc[key], value)
+
+
+def _merged(current: Any, value: Any) -> Any:
+    if not isinstance(current, dict):
+        return _pruned(value)
+    if not isinstance(value, dict):
+        return _copy(value)
+    _merge_into(current, value)
+    return current
+
+
+def _pruned(value: Any) -> Any:
+    """A copy without null object members (evanphx pruneNulls: null array elements stay)."""
+    if isinstance(value, dict):
+        return {k: _pruned(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value]
+    return value
+
+
