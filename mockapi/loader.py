@@ -77,13 +77,15 @@ def apply(registry: rest.Registry, obj: dict, *, source: str = "<input>", dry_ru
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     namespace = meta.get("namespace") or ("default" if rt.namespaced else "")
     name = meta.get("name") or ""
-    opts = WriteOptions(field_validation="Strict", field_manager=FIELD_MANAGER, dry_run=dry_run)
+    opts = WriteOptions(field_validation="Strict", field_manager=FIELD_MANAGER, dry_run=dry_run, force=True)
     try:
-        current = registry.store.get(rt.group_resource, namespace, name) if name else None
-        if current is None:
+        if not name:  # generateName: nothing to apply to
             registry.create(rt, namespace, obj, opts)
             return "created"
+        current = registry.store.get(rt.group_resource, namespace if rt.namespaced else "", name)
         written = registry.patch(rt, namespace, name, rest.APPLY_PATCH, obj, opts)
+        if current is None:
+            return "created"
         return "unchanged" if written.raw == current.raw else "configured"
     except errors.StatusError as exc:
         raise LoadError(f"{source} ({kind} {name or '<generateName>'}): {exc.message}") from None

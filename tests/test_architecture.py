@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mockapi"
-BASE = {"errors", "gvk", "clock", "wire", "watchwire", "decoding", "selectors", "patch", "schema", "models"}
+BASE = {"errors", "gvk", "clock", "wire", "watchwire", "decoding", "selectors", "patch", "schema", "models", "fieldmanager", "jsonpath", "protobuf", "cel", "quantity"}
 LAYERS = {
     # layer: the mockapi layers it may import (besides itself and the base modules)
     "base": set(),

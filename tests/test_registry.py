@@ -26,6 +26,17 @@ def test_create_sets_exactly_the_system_fields(server):
     written = server.registry.create(pools, "", {"metadata": {"name": "p"}, "spec": {"driver": "d", "devices": []}}, WriteOptions())
     obj = orjson.loads(written.raw)
     rv = obj["metadata"]["resourceVersion"]
+    managed = obj["metadata"].pop("managedFields")
+    assert managed == [
+        {
+            "manager": "unknown",
+            "operation": "Update",
+            "apiVersion": "devmgmtproto.k8s.io/v1alpha1",
+            "time": "2024-01-01T00:00:00Z",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {".": {}, "f:devices": {}, "f:driver": {}}},
+        }
+    ]
     assert obj == {
         "apiVersion": "devmgmtproto.k8s.io/v1alpha1",
         "kind": "DevicePool",

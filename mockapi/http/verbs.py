@@ -54,6 +54,16 @@ class Call:
         return bodies.decode(raw, content_type)
 
 
+def write_options(call: Call, *, default_manager: bool = True) -> WriteOptions:
+    """Write options; without ?fieldManager=, the manager is named after the client, as kube does
+    (the user agent up to its first "/") — except for apply, where it is required."""
+    opts = WriteOptions.parse(call.info.query)
+    if not opts.field_manager and default_manager:
+        agent = call.headers.get(b"user-agent", b"").decode("latin-1").split("/", 1)[0]
+        opts.field_manager = agent[:128] or "unknown"
+    return opts
+
+
 async def _send_written(call: Call, written: rest.Written, opts: WriteOptions, *, created_code: int = 201) -> None:
     headers = [responses.warning_header(w) for w in dict.fromkeys(opts.warnings)]
     await responses.send_bytes(call.send, created_code if written.created else 200, written.raw, headers=headers)
@@ -95,7 +105,7 @@ async def list_(call: Call) -> None:
 
 
 async def create(call: Call) -> None:
-    opts = WriteOptions.parse(call.info.query)
+    opts = write_options(call)
     body = await call.decoded_body()
     if body is None:
         raise errors.bad_request("the request body is empty: expected an object")
@@ -103,7 +113,7 @@ async def create(call: Call) -> None:
 
 
 async def update(call: Call) -> None:
-    opts = WriteOptions.parse(call.info.query)
+    opts = write_options(call)
     body = await call.decoded_body()
     if body is None:
         raise errors.bad_request("the request body is empty: expected an object")
@@ -112,9 +122,9 @@ async def update(call: Call) -> None:
 
 
 async def patch(call: Call) -> None:
-    opts = WriteOptions.parse(call.info.query)
     raw, content_type = await call.body()
     patch_type = PATCH_TYPES.get(bodies.media_type(content_type))
+    opts = write_options(call, default_manager=patch_type != rest.APPLY_PATCH)
     if patch_type is None:
         accepted = rest.ALL_PATCH_TYPES if call.rt.builtin else rest.CUSTOM_PATCH_TYPES
         raise errors.unsupported_media_type(bodies.media_type(content_type) or "(none)", accepted)

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from mockapi import clock as clocks
-from mockapi import errors, patch
+from mockapi import errors, fieldmanager, patch
 from mockapi.gvk import ResourceType
 from mockapi.registry import strategy as strategies
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
@@ -205,7 +205,7 @@ class Registry:
         self.store.stop(watcher)
 
     # ------------------------------------------------------------------ create
-    def create(self, rt: ResourceType, namespace: str, body: Any, opts: WriteOptions) -> Written:
+    def create(self, rt: ResourceType, namespace: str, body: Any, opts: WriteOptions, *, applied: bool = False) -> Written:
         obj = self._check_body(rt, body, namespace)
         strategy = self.strategy(rt)
         meta = obj["metadata"]
@@ -221,6 +221,8 @@ class Registry:
             meta.pop("generation", None)
         strategy.prepare_for_create(obj)
         self._admit(rt, obj, None, opts)
+        if not applied:
+            self._track_fields(rt, None, obj, opts, subresource="")
         self.lifecycle.require_namespace(rt, obj)
         _canonicalize(obj)
         self.lifecycle.before_store(rt, obj, None)
@@ -258,7 +260,7 @@ class Registry:
             )
         return self._update(rt, obj, current, opts, subresource=subresource)
 
-    def _update(self, rt: ResourceType, obj: dict, current: Stored, opts: WriteOptions, *, subresource: str) -> Written:
+    def _update(self, rt: ResourceType, obj: dict, current: Stored, opts: WriteOptions, *, subresource: str, applied: bool = False) -> Written:
         old = current.load()
         meta, old_meta = obj["metadata"], old["metadata"]
         rv = meta.get("resourceVersion")
@@ -279,6 +281,8 @@ class Registry:
         if strategy.tracks_generation and _generation_content(rt, obj) != _generation_content(rt, old):
             meta["generation"] = old_meta.get("generation", 0) + 1
         self._admit(rt, obj, old, opts)
+        if not applied:
+            self._track_fields(rt, old, obj, opts, subresource=subresource)
         _canonicalize(obj)
         if obj == old:
             return Written(current.raw)  # nothing changed: no write, no event, same resourceVersion
@@ -312,17 +316,32 @@ class Registry:
         elif patch_type == STRATEGIC_PATCH:
             patched = patch.strategic_merge_patch(old, _require_object(document), rt.schema)
         else:
-            patched = patch.merge_patch(old, self._check_apply(rt, document, namespace, name))
+            patched = self._apply(rt, old, document, namespace, name, opts, subresource=subresource)
         obj = self._check_body(rt, patched, namespace, name=name)
-        return self._update(rt, obj, current, opts, subresource=subresource)
+        return self._update(rt, obj, current, opts, subresource=subresource, applied=patch_type == APPLY_PATCH)
 
-    def _check_apply(self, rt: ResourceType, document: Any, namespace: str, name: str) -> dict:
-        document = self._check_body(rt, document, namespace, name=name, fill=False)
-        return document
+    def _apply(self, rt: ResourceType, live: dict | None, document: Any, namespace: str, name: str, opts: WriteOptions, *, subresource: str = "") -> dict:
+        """Server-side apply: merge by the schema, with field ownership and conflicts (409)."""
+        config = self._check_body(rt, document, namespace, name=name)
+        return fieldmanager.apply(
+            rt.schema, live, config, manager=opts.field_manager, force=opts.force, now=self.now(),
+            api_version=rt.api_version, subresource=subresource, ignore=_untracked(rt, config, subresource),
+        )
 
     def _apply_create(self, rt, namespace, name, document, opts) -> Written:
-        obj = self._check_body(rt, document, namespace, name=name)
-        return self.create(rt, namespace, obj, opts)
+        obj = self._apply(rt, None, document, namespace, name, opts)
+        return self.create(rt, namespace, obj, opts, applied=True)
+
+    def _track_fields(self, rt: ResourceType, old: dict | None, new: dict, opts: WriteOptions, *, subresource: str) -> None:
+        """Record which manager owns which fields after a create, update or non-apply patch."""
+        managed = fieldmanager.update(
+            rt.schema, old, new, manager=opts.field_manager or "unknown", now=self.now(),
+            api_version=rt.api_version, subresource=subresource, ignore=_untracked(rt, new, subresource),
+        )
+        if managed:
+            new["metadata"]["managedFields"] = managed
+        else:
+            new["metadata"].pop("managedFields", None)
 
     # ------------------------------------------------------------------ delete
     def delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> tuple[Written, bool]:
@@ -409,6 +428,7 @@ class Registry:
         return body
 
     def _admit(self, rt: ResourceType, obj: dict, old: dict | None, opts: WriteOptions) -> None:
+        """Prune unknown fields (reported per fieldValidation), default, and validate."""
         outcome = structural.apply_schema(rt.schema, obj) if rt.schema else None
         unknown = outcome.unknown_fields if outcome else []
         if unknown and opts.field_validation == "Strict":
@@ -431,6 +451,14 @@ def _raise_decode_errors(rt: ResourceType, problems: list[errors.FieldError]) ->
     for problem in problems:
         if problem.type == "type_invalid" or " must be of type " in problem.detail:
             raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {problem}')
+
+
+def _untracked(rt: ResourceType, obj: dict, subresource: str) -> tuple[str, ...]:
+    """Top-level fields a write cannot own: status on the main resource of a kind with a status
+    subresource; everything but status on /status."""
+    if subresource == "status":
+        return tuple(k for k in obj if k not in ("apiVersion", "kind", "metadata", "status"))
+    return ("status",) if rt.has_status else ()
 
 
 def _generation_content(rt: ResourceType, obj: dict) -> dict:

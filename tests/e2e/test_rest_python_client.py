@@ -152,18 +152,43 @@ def test_strategic_merge_patch_on_a_custom_kind_is_415(custom):
     assert caught.value.status == 415 and json.loads(caught.value.body)["reason"] == "UnsupportedMediaType"
 
 
-def test_server_side_apply_creates_then_merges(custom):
+def test_server_side_apply_creates_then_merges_what_another_manager_applies(custom):
     body = device_class("ssa")
     created = custom.patch_cluster_custom_object(
-        GROUP, VERSION, "deviceclasses", "ssa", body, field_manager="test", force=True, _content_type="application/apply-patch+yaml"
+        GROUP, VERSION, "deviceclasses", "ssa", body, field_manager="test", force=False, _content_type="application/apply-patch+yaml"
     )
     assert created is None  # 201: the client only deserializes 200 (PROTOCOL.md G6)
     applied = custom.patch_cluster_custom_object(
         GROUP, VERSION, "deviceclasses", "ssa",
         {"apiVersion": f"{GROUP}/{VERSION}", "kind": "DeviceClass", "metadata": {"name": "ssa", "labels": {"x": "y"}}},
-        field_manager="test", force=True, _content_type="application/apply-patch+yaml",
+        field_manager="labeller", force=False, _content_type="application/apply-patch+yaml",
     )
     assert applied["metadata"]["labels"] == {"x": "y"} and applied["spec"]["driver"] == "example.com-foozer"
+    managers = {(m["manager"], m["operation"]) for m in applied["metadata"]["managedFields"]}
+    assert managers == {("test", "Apply"), ("labeller", "Apply")}
+
+
+def test_server_side_apply_conflicts_are_409_unless_forced_and_dropped_fields_are_removed(custom):
+    custom.patch_cluster_custom_object(
+        GROUP, VERSION, "deviceclasses", "own", device_class("own", constraints="true"), field_manager="a", _content_type="application/apply-patch+yaml"
+    )
+    other = device_class("own")
+    other["spec"]["driver"] = "other"
+    with pytest.raises(ApiException) as caught:
+        custom.patch_cluster_custom_object(GROUP, VERSION, "deviceclasses", "own", other, field_manager="b", _content_type="application/apply-patch+yaml")
+    status = json.loads(caught.value.body)
+    assert caught.value.status == 409 and status["message"].startswith("Apply failed with")
+    assert {c["field"] for c in status["details"]["causes"]} == {".spec.driver"}
+    forced = custom.patch_cluster_custom_object(
+        GROUP, VERSION, "deviceclasses", "own", other, field_manager="b", force=True, _content_type="application/apply-patch+yaml"
+    )
+    assert forced["spec"]["driver"] == "other" and forced["spec"]["constraints"] == "true"
+    shared = device_class("own")
+    shared["spec"]["driver"] = "other"  # the same value b set: shared ownership, no conflict
+    reapplied = custom.patch_cluster_custom_object(
+        GROUP, VERSION, "deviceclasses", "own", shared, field_manager="a", _content_type="application/apply-patch+yaml"
+    )
+    assert "constraints" not in reapplied["spec"]  # a stopped applying it and nobody else owns it
 
 
 def test_apply_without_field_manager_is_422(http):

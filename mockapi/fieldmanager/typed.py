@@ -1,0 +1,416 @@
+"""Values walked with their type: the field set of a value, the comparison of two values, the merge
+of an applied configuration into a live object and the removal of fields (structured-merge-diff's
+``typed`` package: ``tofieldset.go``, ``compare.go``, ``merge.go``, ``remove.go``).
+
+Values are decoded JSON. ``ABSENT`` stands for a missing key, which differs from a ``null`` value.
+Walkers never change their inputs; merge and removal share unchanged subtrees with them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from mockapi.fieldmanager.fieldset import (
+    LEAF,
+    as_member,
+    below,
+    has_member,
+    make_node,
+    path_string,
+    sorted_node,
+)
+from mockapi.fieldmanager.schematype import (
+    MAP,
+    OBJECT_META,
+    SCALAR,
+    TypeNode,
+    shape,
+)
+from mockapi.schema.structural import go_json, go_quote
+
+ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT"})()
+NOTHING = (None, None, None)
+
+# Paths kube-apiserver never records in managedFields (stripmeta.go), besides apiVersion and kind.
+STRIPPED_META = frozenset(
+    {
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "clusterName",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    }
+)
+_TYPE_META = ("apiVersion", "kind")
+
+
+class TypedError(Exception):
+    """A value that does not fit its type, worded like structured-merge-diff's ValidationError."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = ""
+
+    def within(self, prefix: str) -> TypedError:
+        self.path = prefix + self.path
+        return self
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+def equal(a: Any, b: Any) -> bool:
+    """JSON equality: 1 == 1.0, but true != 1 (checked at the top level of a value only)."""
+    if a.__class__ is b.__class__:
+        return a == b
+    numbers = (int, float)
+    return a.__class__ in numbers and b.__class__ in numbers and a == b
+
+
+# -- list items -------------------------------------------------------------------------------
+
+
+def item_pe(t: TypeNode, item: Any, index: int) -> str:
+    """The path element of a list item: ``k:{...}`` in a map-list, ``v:...`` in a set."""
+    if t.list_type == "map":
+        if item is None:
+            raise TypedError(f"element {index}: associative list with keys may not have a null element")
+        if item.__class__ is not dict:
+            raise TypedError(f"element {index}: associative list with keys may not have non-map elements")
+        parts = [f"{quoted}:{_json(_key_value(t, item, name, index))}" for name, quoted in t.quoted_keys]
+        return "k:{" + ",".join(parts) + "}"
+    if item.__class__ is dict:
+        raise TypedError(f"element {index}: associative list without keys has an element that's a map type")
+    if item.__class__ is list:
+        raise TypedError(f"element {index}: not supported: associative list with lists as elements")
+    if item is None:
+        raise TypedError(f"element {index}: associative list without keys has an element that's an explicit null")
+    return "v:" + _json(item)
+
+
+_PLAIN = re.compile(r'[^"\\<>&\x00-\x1f\u2028\u2029]*').fullmatch
+
+
+def _json(value: Any) -> str:
+    """go_json, with a fast path for the plain strings and integers that keys usually are."""
+    cls = value.__class__
+    if cls is str and _PLAIN(value):
+        return '"' + value + '"'
+    if cls is int:
+        return str(value)
+    return go_json(value)
+
+
+def _key_value(t: TypeNode, item: dict, name: str, index: int) -> Any:
+    if name in item:
+        return item[name]
+    if name in t.key_defaults:
+        return t.key_defaults[name]
+    raise TypedError(
+        f"element {index}: associative list with keys has an element that omits key field {go_quote(name)} "
+        "(and doesn't have default value)"
+    )
+
+
+def index_items(t: TypeNode, items: Iterable, *, strict: bool) -> tuple[list[str], dict[str, Any]]:
+    """Items by path element, in order; a repeated key is an error when strict, else ignored."""
+    order: list[str] = []
+    found: dict[str, Any] = {}
+    for index, item in enumerate(items):
+        pe = item_pe(t, item, index)
+        if pe in found:
+            if strict:
+                raise TypedError(f"duplicate entries for key {path_string((pe,))}")
+            continue
+        found[pe] = item
+        order.append(pe)
+    return order, found
+
+
+def _prefix(pe: str) -> str:
+    return path_string((pe,))
+
+
+# -- field sets -------------------------------------------------------------------------------
+
+
+def field_set(t: TypeNode, value: Any, *, strict: bool = False) -> dict | None:
+    """``ToFieldSet``: the node of the fields a value sets (leaves, list items, map entries)."""
+    t = shape(t, value)
+    if t.leaf:
+        return LEAF
+    if not value:
+        return None
+    children: dict = {}
+    if t.kind is MAP:
+        for key, child in value.items():
+            child_type, declared = t.field(key)
+            try:
+                node = field_set(child_type, child, strict=strict)
+            except TypedError as exc:
+                raise exc.within("." + key) from None
+            node = node if declared else as_member(node)
+            if node is not None:
+                children["f:" + key] = node
+        return sorted_node(children) or None
+    order, items = index_items(t, value, strict=strict)
+    for pe in order:
+        try:
+            children[pe] = as_member(field_set(t.elem, items[pe], strict=strict))
+        except TypedError as exc:
+            raise exc.within(_prefix(pe)) from None
+    return sorted_node(children) or None
+
+
+def object_field_set(root: TypeNode, obj: dict, ignore: Iterable[str] = (), *, strict: bool = False) -> dict:
+    """The fields an object sets, without those kube never records and the ignored top-level ones."""
+    out: dict = {}
+    for key, value in obj.items():
+        if key in ignore or key in _TYPE_META:
+            continue
+        try:
+            if key == "metadata":
+                node = field_set(OBJECT_META, _recorded_meta(value), strict=strict)
+            else:
+                child_type, declared = root.field(key)
+                node = field_set(child_type, value, strict=strict)
+                node = node if declared else as_member(node)
+        except TypedError as exc:
+            raise exc.within("." + key) from None
+        if node is not None:
+            out["f:" + key] = node
+    return sorted_node(out)
+
+
+def _recorded_meta(meta: Any) -> Any:
+    if meta.__class__ is not dict:
+        return meta
+    return {key: value for key, value in meta.items() if key not in STRIPPED_META}
+
+
+# -- comparison -------------------------------------------------------------------------------
+
+
+def compare(t: TypeNode, lhs: Any, rhs: Any) -> tuple:
+    """``Compare``: (added, modified, removed) nodes for the path of these two values (None: empty)."""
+    left = shape(t, lhs) if lhs is not ABSENT else None
+    right = shape(t, rhs) if rhs is not ABSENT else None
+    if left is not None and right is not None and left is not right:
+        return _compare_shapes(left, lhs, right, rhs)
+    t = right or left
+    if t.leaf or (_empty(lhs) and _empty(rhs)):
+        if lhs is ABSENT:
+            return LEAF, None, None
+        if rhs is ABSENT:
+            return None, None, LEAF
+        return NOTHING if equal(lhs, rhs) else (None, LEAF, None)
+    added: dict = {}
+    modified: dict = {}
+    removed: dict = {}
+    if t.kind is MAP:
+        _compare_maps(t, lhs, rhs, added, modified, removed)
+    else:
+        _compare_lists(t, lhs, rhs, added, modified, removed)
+    added = make_node(lhs is ABSENT, sorted_node(added))
+    return added, sorted_node(modified) or None, make_node(rhs is ABSENT, sorted_node(removed))
+
+
+def _compare_shapes(left: TypeNode, lhs: Any, right: TypeNode, rhs: Any) -> tuple:
+    """A value that changed shape (say, an object of a preserved field that became a number): the
+    path is modified, what was under it is removed and what is under it now is added."""
+    gone = compare(left, lhs, ABSENT)[2]
+    new = compare(right, ABSENT, rhs)[0]
+    return _children(new) or None, LEAF, _children(gone) or None
+
+
+def _children(node: dict | None) -> dict:
+    return {key: child for key, child in node.items() if key != "."} if node else {}
+
+
+def _empty(value: Any) -> bool:
+    return value is ABSENT or not value
+
+
+def _compare_maps(t: TypeNode, lhs: Any, rhs: Any, added: dict, modified: dict, removed: dict) -> None:
+    left = lhs if lhs.__class__ is dict else {}
+    right = rhs if rhs.__class__ is dict else {}
+    for key, lv in left.items():
+        rv = right.get(key, ABSENT)
+        if rv is ABSENT or not (lv is rv or equal(lv, rv)):
+            _record(_compare_within(t.field(key)[0], lv, rv, "f:" + key), "f:" + key, added, modified, removed)
+    for key, rv in right.items():
+        if key not in left:
+            _record(_compare_within(t.field(key)[0], ABSENT, rv, "f:" + key), "f:" + key, added, modified, removed)
+
+
+def _compare_lists(t: TypeNode, lhs: Any, rhs: Any, added: dict, modified: dict, removed: dict) -> None:
+    left_order, left = index_items(t, lhs if lhs.__class__ is list else (), strict=False)
+    right_order, right = index_items(t, rhs if rhs.__class__ is list else (), strict=False)
+    for pe in right_order:
+        lv, rv = left.get(pe, ABSENT), right[pe]
+        if lv is ABSENT or not (lv is rv or equal(lv, rv)):
+            _record(_compare_within(t.elem, lv, rv, pe), pe, added, modified, removed)
+    for pe in left_order:
+        if pe not in right:
+            _record(_compare_within(t.elem, left[pe], ABSENT, pe), pe, added, modified, removed)
+
+
+def _compare_within(t: TypeNode, lhs: Any, rhs: Any, pe: str) -> tuple:
+    try:
+        return compare(t, lhs, rhs)
+    except TypedError as exc:
+        raise exc.within(_prefix(pe)) from None
+
+
+def _record(result: tuple, pe: str, added: dict, modified: dict, removed: dict) -> None:
+    a, m, r = result
+    if a is not None:
+        added[pe] = a
+    if m is not None:
+        modified[pe] = m
+    if r is not None:
+        removed[pe] = r
+
+
+def compare_objects(root: TypeNode, old: dict, new: dict, ignore: Iterable[str] = ()) -> tuple[dict, dict, dict]:
+    """The comparison of two objects as the field manager needs it: without the paths kube strips
+    from managedFields and without the ignored top-level fields. Returns root sets."""
+    added: dict = {}
+    modified: dict = {}
+    removed: dict = {}
+    for key in _keys(old, new):
+        if key in ignore or key in _TYPE_META:
+            continue
+        lv, rv = old.get(key, ABSENT), new.get(key, ABSENT)
+        if key == "metadata":
+            lv, rv = _recorded_meta(lv) if lv is not ABSENT else {}, _recorded_meta(rv) if rv is not ABSENT else {}
+            child_type = OBJECT_META
+        else:
+            child_type = root.field(key)[0]
+        if lv is not ABSENT and rv is not ABSENT and (lv is rv or equal(lv, rv)):
+            continue
+        _record(_compare_within(child_type, lv, rv, "f:" + key), "f:" + key, added, modified, removed)
+    return sorted_node(added), sorted_node(modified), sorted_node(removed)
+
+
+def _keys(old: dict, new: dict) -> list:
+    return list(old) + [key for key in new if key not in old]
+
+
+# -- merge ------------------------------------------------------------------------------------
+
+
+def merge(t: TypeNode, lhs: Any, rhs: Any) -> Any:
+    """``Merge``: the applied value (rhs) merged into the live one (lhs); leaves take rhs."""
+    if rhs is ABSENT:
+        return lhs
+    if lhs is ABSENT:
+        return rhs
+    left, right = shape(t, lhs), shape(t, rhs)
+    if left is not right or right.leaf:
+        return rhs
+    if not lhs and not rhs:
+        return rhs
+    if right.kind is MAP:
+        return _merge_maps(right, lhs or {}, rhs or {})
+    return _merge_lists(right, lhs or [], rhs or [])
+
+
+def _merge_maps(t: TypeNode, lhs: dict, rhs: dict) -> dict:
+    out = {}
+    for key, lv in lhs.items():
+        rv = rhs.get(key, ABSENT)
+        out[key] = lv if rv is ABSENT else _merge_within(t.field(key)[0], lv, rv, "f:" + key)
+    for key, rv in rhs.items():
+        if key not in lhs:
+            out[key] = rv
+    return out
+
+
+def _merge_lists(t: TypeNode, lhs: list, rhs: list) -> list:
+    """merge.go's visitListItems: live items keep their places, applied items follow the applied
+    order, and items only in the applied list go where the applied list puts them."""
+    right_order, right = index_items(t, rhs, strict=True)
+    left_order, left = index_items(t, lhs, strict=False)
+    shared = [pe for pe in right_order if pe in left]
+    out: list = []
+    li = ri = si = 0
+    while li < len(left_order) or ri < len(right_order):
+        wanted = shared[si] if si < len(shared) else None
+        if li < len(left_order) and ri < len(right_order):
+            pe = left_order[li]
+            if pe == right_order[ri]:
+                out.append(_merge_within(t.elem, left[pe], right[pe], pe))
+                li, ri, si = li + 1, ri + 1, si + 1
+                continue
+            if pe in right and wanted is not None and wanted != pe:
+                li += 1
+                continue
+        if li < len(left_order) and left_order[li] not in right:
+            out.append(left[left_order[li]])
+            li += 1
+            continue
+        if ri < len(right_order):
+            pe = right_order[ri]
+            out.append(_merge_within(t.elem, left.get(pe, ABSENT), right[pe], pe))
+            ri += 1
+            si += 1 if pe == wanted else 0
+            continue
+        li += 1  # a live item already merged: nothing more to take from it
+    return out
+
+
+def _merge_within(t: TypeNode, lhs: Any, rhs: Any, pe: str) -> Any:
+    try:
+        return merge(t, lhs, rhs)
+    except TypedError as exc:
+        raise exc.within(_prefix(pe)) from None
+
+
+# -- removal ----------------------------------------------------------------------------------
+
+
+def remove_items(t: TypeNode, value: Any, paths: dict) -> Any:
+    """``RemoveItems``: the value without the given paths. As in kube, a map or list this empties
+    becomes null (kube-apiserver's null pruning then drops it where the schema does not allow
+    null); a list item emptied that way is dropped rather than left as a null item."""
+    t = shape(t, value)
+    if t.kind is SCALAR:
+        return value
+    if t.leaf or not value:
+        return None
+    if t.kind is MAP:
+        out = {}
+        for key, child in value.items():
+            pe = "f:" + key
+            if has_member(paths, pe):
+                continue
+            inner = below(paths, pe)
+            out[key] = remove_items(t.field(key)[0], child, inner) if inner else child
+        return out or None
+    items = []
+    for index, item in enumerate(value):
+        pe = item_pe(t, item, index)
+        if has_member(paths, pe):
+            continue
+        inner = below(paths, pe)
+        if inner:
+            item = remove_items(t.elem, item, inner)
+            if item is None:
+                continue
+        items.append(item)
+    return items or None
+
+
+def remove_object_items(root: TypeNode, obj: dict, paths: dict) -> dict:
+    """An object without the given paths."""
+    if not paths:
+        return obj
+    return remove_items(root, obj, paths) or {}
