@@ -52,39 +52,50 @@ async def watch(call: Call) -> None:
     if timeout is None or timeout <= 0:
         minimum = settings.get("min_request_timeout", DEFAULT_MIN_TIMEOUT)
         timeout = minimum * (1 + random.random())
-    bookmark_every = settings.get("bookmark_interval", 60.0)
+    bookmark_every = settings.get("bookmark_interval", 60.0) if opts.allow_bookmarks else None
+    await _stream(call, watcher, content_type, timeout=timeout, bookmark_every=bookmark_every)
+
+
+async def _stream(call: Call, watcher, content_type: bytes, *, timeout: float, bookmark_every: float | None) -> None:
+    """Drain the mailbox until the deadline or the client leaves. Timers (not a wait_for per
+    wake-up, which costs a task and a timer each time) wake the loop for bookmarks and the end."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    next_bookmark = loop.time() + bookmark_every
+    due = {"end": False, "bookmark": False}
+
+    def wake(reason: str) -> None:
+        due[reason] = True
+        watcher.wakeup.set()
+
+    timers = {"end": loop.call_later(timeout, wake, "end")}
+    if bookmark_every:
+        timers["bookmark"] = loop.call_later(bookmark_every, wake, "bookmark")
     listener = asyncio.ensure_future(_wait_disconnect(call.receive, watcher))
     try:
         await _start(call.send, content_type)
         while not watcher.closed:
-            now = loop.time()
-            wait = min(deadline, next_bookmark if opts.allow_bookmarks else deadline) - now
-            if not watcher.pending and wait > 0:
-                try:
-                    await asyncio.wait_for(watcher.wakeup.wait(), wait)
-                except asyncio.TimeoutError:
-                    pass
+            if not watcher.pending and not due["end"] and not due["bookmark"]:
+                await watcher.wakeup.wait()
             if watcher.overflowed:
                 expired = errors.expired("the watcher fell too far behind and was closed; restart the watch from a fresh list")
                 await call.send({"type": "http.response.body", "body": event_line(ERROR, orjson.dumps(expired.status())), "more_body": True})
                 break
             chunk = watcher.take()
+            watcher.wakeup.clear()
             if watcher.closed:
                 break
-            now = loop.time()
-            if opts.allow_bookmarks and now >= next_bookmark:
+            if due["bookmark"]:
+                due["bookmark"] = False
                 chunk += _bookmark(call, call.registry.resource_version)
-                next_bookmark = now + bookmark_every
+                timers["bookmark"] = loop.call_later(bookmark_every, wake, "bookmark")
             if chunk:
                 await call.send({"type": "http.response.body", "body": chunk, "more_body": True})
-            if now >= deadline:
+            if due["end"]:
                 break
         if not watcher.closed:
             await call.send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
+        for timer in timers.values():
+            timer.cancel()
         call.registry.stop_watch(watcher)
         listener.cancel()
 
