@@ -79,12 +79,13 @@ class Registry:
             value = self.strategy(rt).field_value
             unset = {p: "false" if _schema_type(rt.schema, p) == "boolean" else "" for p in paths}
 
-            def index(obj: dict) -> dict[str, str]:
-                values = {}
+            def index(obj: dict) -> tuple[str, ...]:
+                # A tuple in rt.selectable_fields order: a fraction of a dict's memory per object.
+                values = []
                 for path in paths:
                     found = value(obj, path)
-                    values[path] = unset[path] if found is None else _field_string(found)
-                return values
+                    values.append(unset[path] if found is None else _field_string(found))
+                return tuple(values)
 
             self._indexers[rt] = index if paths else None
         return self._indexers[rt]
@@ -168,6 +169,7 @@ class Registry:
                 raise errors.bad_request(f'field label not supported: {path}')
         if labels is None and fields is None:
             return None
+        paths = rt.selectable_fields
 
         def matches(stored: Stored) -> bool:
             if labels is not None and not labels.matches(stored.labels):
@@ -175,7 +177,7 @@ class Registry:
             if fields is not None:
                 values = {"metadata.name": stored.name, "metadata.namespace": stored.namespace}
                 if stored.fields:
-                    values.update(stored.fields)
+                    values.update(zip(paths, stored.fields))
                 return fields.matches(values)
             return True
 

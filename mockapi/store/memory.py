@@ -22,7 +22,7 @@ import orjson
 from mockapi import errors
 from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Predicate, Stored, Watcher
 
-FieldIndexer = Callable[[dict], "dict[str, str] | None"]
+FieldIndexer = Callable[[dict], "tuple[str, ...] | None"]
 
 DEFAULT_HISTORY = 10_000
 DEFAULT_WATCHER_BUFFER = 10_000
