@@ -1,0 +1,375 @@
+"""The API as controllers see it: a small :class:`Client` protocol and two implementations.
+
+- :class:`LocalClient` calls the registry in-process (the embedded default, inside ``mockapi serve``);
+  it must be used from the server's event loop, where the registry lives.
+- :class:`KubeClient` talks to any API server through the official ``kubernetes`` client (blocking
+  calls run in ``asyncio.to_thread``; each watch streams in a daemon thread).
+
+Objects are plain dicts. Kinds are named by :class:`Kind` (apiVersion + kind); each client maps them
+to resources itself. API errors are :class:`mockapi.errors.StatusError` with the server's code,
+reason and message. :meth:`Client.watch` is an informer's event source: it lists, yields an ADDED
+event per object and one SYNCED event, then the changes; it resumes after disconnects and, when the
+server answers 410 Gone (or the local watcher fell behind), relists and yields the difference, so a
+consumer's view never misses an event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from typing import AsyncIterator, Protocol
+
+import orjson
+
+from mockapi import errors, gvk
+
+log = logging.getLogger("mockapi.client")
+
+ADDED, MODIFIED, DELETED, SYNCED = "ADDED", "MODIFIED", "DELETED", "SYNCED"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+@dataclass(frozen=True)
+class Kind:
+    api_version: str
+    kind: str
+
+    @property
+    def group(self) -> str:
+        return gvk.parse_api_version(self.api_version)[0]
+
+    @property
+    def version(self) -> str:
+        return gvk.parse_api_version(self.api_version)[1]
+
+    def __str__(self) -> str:
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+
+EVENTS = Kind("v1", "Event")
+
+
+@dataclass
+class WatchEvent:
+    type: str  # ADDED, MODIFIED, DELETED, or SYNCED (the initial list has been delivered; object None)
+    object: dict | None
+
+
+class Client(Protocol):
+    async def get(self, kind: Kind, namespace: str, name: str) -> dict: ...
+    async def list(self, kind: Kind, namespace: str = "") -> tuple[list[dict], str]: ...
+    def watch(self, kind: Kind, namespace: str = "") -> AsyncIterator[WatchEvent]: ...
+    async def create(self, kind: Kind, obj: dict) -> dict: ...
+    async def update(self, kind: Kind, obj: dict) -> dict: ...
+    async def update_status(self, kind: Kind, obj: dict) -> dict: ...
+    async def patch(self, kind: Kind, namespace: str, name: str, patch: dict) -> dict: ...  # JSON merge patch
+    async def delete(self, kind: Kind, namespace: str, name: str) -> None: ...
+    async def create_event(self, event: dict) -> None: ...
+
+
+def _key(obj: dict) -> tuple[str, str]:
+    meta = obj["metadata"]
+    return meta.get("namespace", ""), meta["name"]
+
+
+class _View:
+    """What a watch consumer has been told: key → (resourceVersion, apiVersion, kind) — scalars,
+    not objects. Turns a relist into the events that bring the consumer up to date (ADDED,
+    MODIFIED, and DELETED with the vanished object's identity)."""
+
+    def __init__(self) -> None:
+        self.known: dict[tuple[str, str], tuple[str, str, str]] = {}
+
+    def relist(self, items: list[dict]) -> list[WatchEvent]:
+        events, seen = [], set()
+        for obj in items:
+            key = _key(obj)
+            seen.add(key)
+            before = self.known.get(key)
+            if before is None or before[0] != obj["metadata"].get("resourceVersion"):
+                events.append(WatchEvent(ADDED if before is None else MODIFIED, obj))
+        events += [WatchEvent(DELETED, self._tombstone(key)) for key in sorted(set(self.known) - seen)]
+        for event in events:
+            self.track(event)
+        return events
+
+    def _tombstone(self, key: tuple[str, str]) -> dict:
+        rv, api_version, kind = self.known[key]
+        meta = {"name": key[1], "resourceVersion": rv}
+        if key[0]:
+            meta["namespace"] = key[0]
+        return {"apiVersion": api_version, "kind": kind, "metadata": meta}
+
+    def track(self, event: WatchEvent) -> None:
+        key = _key(event.object)
+        if event.type == DELETED:
+            self.known.pop(key, None)
+        else:
+            obj = event.object
+            self.known[key] = (obj["metadata"].get("resourceVersion", ""), obj.get("apiVersion", ""), obj.get("kind", ""))
+
+
+# ===================================================================== in-process
+class LocalClient:
+    """The registry, in-process. Call it only from the event loop the registry runs in."""
+
+    def __init__(self, registry) -> None:
+        from mockapi.registry import options, rest
+
+        self.registry = registry
+        self._options, self._rest = options, rest
+
+    def _rt(self, kind: Kind):
+        rt = self.registry.types.by_kind(kind.group, kind.version, kind.kind)
+        if rt is None:
+            raise errors.StatusError(404, "NotFound", f"the server could not find the requested resource ({kind})")
+        return rt
+
+    def _write_options(self):
+        return self._options.WriteOptions(field_validation="Strict")
+
+    async def get(self, kind: Kind, namespace: str, name: str) -> dict:
+        return self.registry.get(self._rt(kind), namespace, name).load()
+
+    async def list(self, kind: Kind, namespace: str = "") -> tuple[list[dict], str]:
+        page = self.registry.list(self._rt(kind), namespace, self._options.ListOptions())
+        return [stored.load() for stored in page.items], str(page.resource_version)
+
+    async def create(self, kind: Kind, obj: dict) -> dict:
+        namespace = obj["metadata"].get("namespace", "")
+        return orjson.loads(self.registry.create(self._rt(kind), namespace, obj, self._write_options()).raw)
+
+    async def update(self, kind: Kind, obj: dict, *, subresource: str = "") -> dict:
+        namespace, name = _key(obj)
+        written = self.registry.update(self._rt(kind), namespace, name, obj, self._write_options(), subresource=subresource)
+        return orjson.loads(written.raw)
+
+    async def update_status(self, kind: Kind, obj: dict) -> dict:
+        return await self.update(kind, obj, subresource="status")
+
+    async def patch(self, kind: Kind, namespace: str, name: str, patch: dict) -> dict:
+        written = self.registry.patch(self._rt(kind), namespace, name, self._rest.MERGE_PATCH, patch, self._write_options())
+        return orjson.loads(written.raw)
+
+    async def delete(self, kind: Kind, namespace: str, name: str) -> None:
+        self.registry.delete(self._rt(kind), namespace, name, self._options.DeleteOptions())
+
+    async def create_event(self, event: dict) -> None:
+        await self.create(EVENTS, event)
+
+    async def watch(self, kind: Kind, namespace: str = "") -> AsyncIterator[WatchEvent]:
+        view, synced = _View(), False
+        while True:
+            rt = self._rt(kind)
+            page = self.registry.list(rt, namespace, self._options.ListOptions())
+            for event in view.relist([stored.load() for stored in page.items]):
+                yield event
+            if not synced:
+                synced = True
+                yield WatchEvent(SYNCED, None)
+            watcher = self.registry.watch(rt, namespace, self._options.ListOptions(resource_version=str(page.resource_version)))
+            try:
+                while not watcher.closed and not watcher.overflowed:
+                    if not watcher.pending:
+                        await watcher.wakeup.wait()
+                    for line in watcher.take().splitlines():
+                        raw = orjson.loads(line)
+                        event = WatchEvent(raw["type"], raw["object"])
+                        view.track(event)
+                        yield event
+            finally:
+                self.registry.stop_watch(watcher)
+
+
+# ===================================================================== any API server
+class KubeClient:
+    """Any API server, through the official ``kubernetes`` client."""
+
+    WATCH_SECONDS = 60  # each watch request's timeoutSeconds; then it resumes from the last version
+
+    def __init__(self, api_client) -> None:
+        self.api = api_client
+        self._resources: dict[Kind, tuple[str, bool]] = {}
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, *, context: str | None = None) -> "KubeClient":
+        from kubernetes import config
+
+        return cls(config.new_client_from_config(config_file=path, context=context))
+
+    def close(self) -> None:
+        self.api.close()
+
+    # ------------------------------------------------------------- requests
+    def _call(self, method: str, path: str, *, query: list | None = None, body=None, content_type: str = "application/json"):
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        params = self.api.param_serialize(method, path, query_params=query or [], header_params=headers, body=body, auth_settings=["BearerToken"])
+        response = self.api.call_api(*params, _request_timeout=30)
+        data = response.read()
+        if not 200 <= response.status < 300:
+            raise _status_error(response.status, data)
+        return json.loads(data) if data else {}
+
+    async def _request(self, method: str, path: str, **kwargs) -> dict:
+        return await asyncio.to_thread(self._call, method, path, **kwargs)
+
+    async def _resource(self, kind: Kind) -> tuple[str, bool]:
+        found = self._resources.get(kind)
+        if found is None:  # discover the group-version (again: a CRD may have appeared since)
+            base = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
+            listing = await self._request("GET", base)
+            for resource in listing.get("resources", []):
+                if "/" not in resource["name"]:
+                    self._resources[Kind(kind.api_version, resource["kind"])] = (resource["name"], resource["namespaced"])
+            found = self._resources.get(kind)
+            if found is None:
+                raise errors.StatusError(404, "NotFound", f"the server could not find the requested resource ({kind})")
+        return found
+
+    async def _path(self, kind: Kind, namespace: str = "", name: str = "", subresource: str = "") -> str:
+        plural, namespaced = await self._resource(kind)
+        path = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
+        if namespaced and namespace:
+            path += f"/namespaces/{namespace}"
+        path += f"/{plural}"
+        if name:
+            path += f"/{name}"
+        return f"{path}/{subresource}" if subresource else path
+
+    async def get(self, kind: Kind, namespace: str, name: str) -> dict:
+        return await self._request("GET", await self._path(kind, namespace, name))
+
+    async def list(self, kind: Kind, namespace: str = "") -> tuple[list[dict], str]:
+        path, items, token = await self._path(kind, namespace), [], ""
+        while True:
+            query = [("limit", 500)] + ([("continue", token)] if token else [])
+            page = await self._request("GET", path, query=query)
+            items += page.get("items") or []
+            token = page["metadata"].get("continue", "")
+            if not token:
+                return items, page["metadata"].get("resourceVersion", "")
+
+    async def create(self, kind: Kind, obj: dict) -> dict:
+        path = await self._path(kind, obj["metadata"].get("namespace", ""))
+        return await self._request("POST", path, body=obj, query=[("fieldValidation", "Strict")])
+
+    async def update(self, kind: Kind, obj: dict, *, subresource: str = "") -> dict:
+        path = await self._path(kind, *_key(obj), subresource)
+        return await self._request("PUT", path, body=obj, query=[("fieldValidation", "Strict")])
+
+    async def update_status(self, kind: Kind, obj: dict) -> dict:
+        return await self.update(kind, obj, subresource="status")
+
+    async def patch(self, kind: Kind, namespace: str, name: str, patch: dict) -> dict:
+        return await self._request("PATCH", await self._path(kind, namespace, name), body=patch, content_type=MERGE_PATCH)
+
+    async def delete(self, kind: Kind, namespace: str, name: str) -> None:
+        await self._request("DELETE", await self._path(kind, namespace, name))
+
+    async def create_event(self, event: dict) -> None:
+        await self.create(EVENTS, event)
+
+    # ---------------------------------------------------------------- watch
+    async def watch(self, kind: Kind, namespace: str = "") -> AsyncIterator[WatchEvent]:
+        view, synced = _View(), False
+        while True:
+            items, rv = await self.list(kind, namespace)
+            for event in view.relist(items):
+                yield event
+            if not synced:
+                synced = True
+                yield WatchEvent(SYNCED, None)
+            path = await self._path(kind, namespace)
+            async for event in self._stream(path, rv):
+                view.track(event)
+                yield event
+
+    async def _stream(self, path: str, rv: str) -> AsyncIterator[WatchEvent]:
+        """Watch from ``rv``, resuming after each timeout or disconnect; returns on 410 (relist)."""
+        failures = 0
+        while True:
+            stream = _WatchThread(self, path, rv)
+            try:
+                async for kind, payload in stream.events():
+                    if kind == "event":
+                        rv = payload.object["metadata"].get("resourceVersion", rv)
+                        failures = 0
+                        yield payload
+                    elif kind == "bookmark":
+                        rv = payload
+                    elif kind == "gone":
+                        return
+                    elif kind == "error":
+                        failures += 1
+                        log.warning("watch %s failed (%s); resuming", path, payload)
+                        await asyncio.sleep(min(0.1 * 2**failures, 5.0))
+            finally:
+                stream.stop()
+
+    def _open_watch(self, path: str, **kwargs):
+        """The raw streaming request, in the shape ``kubernetes.watch.Watch.stream`` expects."""
+        query = [("watch", "true"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", kwargs.get("timeout_seconds", self.WATCH_SECONDS))]
+        if kwargs.get("resource_version"):
+            query.append(("resourceVersion", kwargs["resource_version"]))
+        params = self.api.param_serialize("GET", path, query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+        return self.api.call_api(*params, _request_timeout=(10, self.WATCH_SECONDS + 30)).response
+
+
+class _WatchThread:
+    """One watch request streamed by ``kubernetes.watch.Watch`` in a daemon thread, handed to the
+    event loop as ("event", WatchEvent) / ("bookmark", rv) / ("gone", None) / ("error", text) and
+    finally ("end", None)."""
+
+    def __init__(self, client: KubeClient, path: str, rv: str) -> None:
+        from kubernetes import watch
+
+        self.client, self.path, self.rv = client, path, rv
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.loop = asyncio.get_running_loop()
+        self.watch = watch.Watch()
+        self.thread = threading.Thread(target=self._run, name=f"watch {path}", daemon=True)
+        self.thread.start()
+
+    def _put(self, item) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+
+    def _run(self) -> None:
+        try:
+            for raw in self.watch.stream(self.client._open_watch, self.path, resource_version=self.rv, timeout_seconds=KubeClient.WATCH_SECONDS):
+                if raw["type"] == "BOOKMARK":
+                    self._put(("bookmark", raw["raw_object"]["metadata"]["resourceVersion"]))
+                else:
+                    self._put(("event", WatchEvent(raw["type"], raw["raw_object"])))
+        except Exception as exc:  # noqa: BLE001 - every failure is handed to the loop, which decides
+            self._put(("gone", None) if getattr(exc, "status", None) == 410 else ("error", f"{type(exc).__name__}: {exc}"))
+        finally:
+            try:
+                self._put(("end", None))
+            except RuntimeError:
+                pass  # the loop is closed: nobody is listening any more
+
+    async def events(self):
+        while True:
+            item = await self.queue.get()
+            if item[0] == "end":
+                return
+            yield item
+            if item[0] in ("gone", "error"):
+                return
+
+    def stop(self) -> None:
+        self.watch.stop()
+
+
+def _status_error(code: int, data: bytes) -> errors.StatusError:
+    try:
+        status = json.loads(data)
+    except ValueError:
+        status = {}
+    if not isinstance(status, dict):
+        status = {}
+    message = status.get("message") or data.decode(errors="replace")[:200] or f"HTTP {code}"
+    return errors.StatusError(code, status.get("reason", "Unknown"), message, status.get("details") or {})

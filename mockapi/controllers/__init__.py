@@ -1,0 +1,1 @@
+"""Controllers: level-triggered loops that talk to the API only through :mod:`mockapi.client`."""

@@ -1,0 +1,189 @@
+"""Plugin FilterDevices: which devices each search option may use, and why the others may not.
+
+For one option (a detail through one class) a device is a candidate when its pool is valid and of
+the class's driver, the device is allocatable, it has every matchAttributes attribute (claim-wide
+and the detail's) and every per-device resource the detail requests, and the class constraints AND
+the claim constraints are true (rule 4). A CEL runtime error fails the claim with
+ConstraintEvaluationError, naming the expression and the device. Results are cached per pool
+version (and, for the whole inventory, per inventory version), so steady-state cycles do no CEL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mockapi import cel
+from mockapi.controllers.allocator import kinds
+from mockapi.controllers.allocator.budget import Budget
+from mockapi.controllers.allocator.cache import Inventory
+from mockapi.controllers.allocator.classes import Option
+from mockapi.controllers.allocator.inventory import Device, Pool
+
+NAME = "FilterDevices"
+_CACHE_LIMIT = 200_000
+
+
+@dataclass
+class PoolCandidates:
+    pool: Pool
+    devices: list[Device] = field(default_factory=list)
+    ruled_out: list[tuple[Device, str]] = field(default_factory=list)
+    error: kinds.Failure | None = None
+
+
+@dataclass
+class Candidates:
+    """One option's candidates across the inventory."""
+
+    option: Option
+    by_node: dict[str, list[PoolCandidates]] = field(default_factory=dict)
+    network: list[PoolCandidates] = field(default_factory=list)
+    ignored_pools: list[tuple[str, str]] = field(default_factory=list)  # (pool, reason)
+    _on: dict = field(default_factory=dict)
+    _bounds: dict = field(default_factory=dict)
+
+    def on(self, node: str | None) -> list[Device]:
+        """The candidates usable with ``node``: its pools' (name order), then network pools'."""
+        found = self._on.get(node)
+        if found is None:
+            pools = (self.by_node.get(node, []) if node else []) + self.network
+            found = self._on[node] = [device for pc in pools for device in pc.devices]
+        return found
+
+    def upper_free(self, node: str | None, held_count) -> int:
+        """How many candidates could be free for an exclusive option: a pool whose every device
+        is a candidate contributes its unheld devices, any other pool all its candidates."""
+        spec = self._bounds.get(node)
+        if spec is None:
+            pools = (self.by_node.get(node, []) if node else []) + self.network
+            spec = self._bounds[node] = tuple((pc.pool.name, len(pc.devices), len(pc.devices) == len(pc.pool.devices)) for pc in pools)
+        total = 0
+        for name, count, everything in spec:
+            total += count - held_count(name) if everything else count
+        return total
+
+    def has_local(self) -> bool:
+        return any(pc.devices for pools in self.by_node.values() for pc in pools)
+
+
+class Filter:
+    """The plugin, with its caches (it lives as long as the allocator)."""
+
+    def __init__(self) -> None:
+        self._pools: dict[tuple, PoolCandidates] = {}
+        self._options: dict[tuple, Candidates] = {}
+
+    def run(self, entries: list[list[Option]], inventory: Inventory, claim_match: tuple[str, ...], budget: Budget) -> list[list[Candidates]] | kinds.Failure:
+        found = []
+        for options in entries:
+            row = []
+            for option in options:
+                candidates = self._candidates(option, inventory, claim_match, budget)
+                if isinstance(candidates, kinds.Failure):
+                    return candidates
+                row.append(candidates)
+            found.append(row)
+        return found
+
+    def _candidates(self, option: Option, inventory: Inventory, claim_match, budget: Budget) -> Candidates | kinds.Failure:
+        key = (inventory.version, option.signature, claim_match)
+        cached = self._options.get(key)
+        if cached is None:
+            cached = self._build(option, inventory, claim_match, budget)
+            if len(self._options) > 1000:
+                self._options.clear()
+            self._options[key] = cached
+        if isinstance(cached, kinds.Failure):
+            return cached
+        return Candidates(option, cached.by_node, cached.network, cached.ignored_pools, cached._on, cached._bounds)  # this option's own detail
+
+    def _build(self, option: Option, inventory: Inventory, claim_match, budget: Budget) -> Candidates | kinds.Failure:
+        result = Candidates(option)
+        driver = option.device_class.driver
+        for node in inventory.nodes:
+            for pool in inventory.node_pools[node]:
+                if self._keep(result, pool, driver):
+                    found = self._pool(option, pool, claim_match, budget)
+                    if found.error:
+                        return found.error
+                    result.by_node.setdefault(node, []).append(found)
+        for pool in inventory.network:
+            if self._keep(result, pool, driver):
+                found = self._pool(option, pool, claim_match, budget)
+                if found.error:
+                    return found.error
+                result.network.append(found)
+        result.ignored_pools += sorted(inventory.ignored.items())
+        return result
+
+    @staticmethod
+    def _keep(result: Candidates, pool: Pool, driver: str) -> bool:
+        if pool.driver != driver:
+            result.ignored_pools.append((pool.name, f'driver "{pool.driver}" is not the class driver "{driver}"'))
+            return False
+        if pool.problem:
+            result.ignored_pools.append((pool.name, f"the pool is invalid: {pool.problem}"))
+            return False
+        return True
+
+    def _pool(self, option: Option, pool: Pool, claim_match, budget: Budget) -> PoolCandidates:
+        key = (pool.name, pool.resource_version, option.signature, claim_match)
+        found = self._pools.get(key)
+        if found is None:
+            found = _filter_pool(option, pool, claim_match, budget)
+            if len(self._pools) > _CACHE_LIMIT:
+                self._pools.clear()
+            self._pools[key] = found
+        return found
+
+
+def _filter_pool(option: Option, pool: Pool, claim_match: tuple[str, ...], budget: Budget) -> PoolCandidates:
+    result = PoolCandidates(pool)
+    needed = tuple(dict.fromkeys(claim_match + option.detail.match))
+    resources = [name for name, _, _ in option.detail.resources]
+    programs = _programs(option)
+    for device in pool.devices:
+        budget.check_time()
+        why = _static_reason(device, needed, resources)
+        if why is None:
+            why = _constraints_reason(device, programs)
+            if isinstance(why, kinds.Failure):
+                result.error = why
+                return result
+        if why is None:
+            result.devices.append(device)
+        else:
+            result.ruled_out.append((device, why))
+    return result
+
+
+def _static_reason(device: Device, needed: tuple[str, ...], resources: list[str]) -> str | None:
+    if device.problem:
+        return f"unallocatable: {device.problem}"
+    for name in needed:
+        if name not in device.attributes:
+            return f'has no attribute "{name}" (matchAttributes)'
+    for name in resources:
+        if name not in device.resources:
+            return f'has no resource "{name}"'
+    return None
+
+
+def _programs(option: Option) -> list[tuple[str, cel.Program]]:
+    programs = []
+    if option.device_class.constraints is not None:
+        programs.append((f'DeviceClass "{option.device_class.name}" constraints', cel.compile(option.device_class.constraints)))
+    if option.detail.constraints is not None:
+        programs.append((f"{option.detail.path}.constraints", cel.compile(option.detail.constraints)))
+    return programs
+
+
+def _constraints_reason(device: Device, programs) -> str | kinds.Failure | None:
+    for label, program in programs:
+        try:
+            if not program.evaluate(device.activation()):
+                return f"{label} are false"
+        except cel.EvaluationError as exc:
+            message = f"{label} {program.expression!r} failed on device {device.pool.name}/{device.name}: {exc}"
+            return kinds.failure(kinds.CONSTRAINT_EVALUATION_ERROR, message)
+    return None

@@ -1,0 +1,79 @@
+"""LocalClient: the Client protocol over the in-process registry; watches that list, mark SYNCED,
+stream changes and relist with the difference when the watcher falls behind."""
+
+import asyncio
+
+import pytest
+
+from mockapi import app as app_
+from mockapi import errors
+from mockapi.client import ADDED, DELETED, MODIFIED, SYNCED, Kind, LocalClient, _View
+from mockapi.settings import Settings
+
+CONFIGMAPS = Kind("v1", "ConfigMap")
+
+
+def config_map(name: str, value: str = "1") -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}, "data": {"v": value}}
+
+
+def test_crud_goes_through_the_registry_with_its_errors():
+    async def scenario():
+        client = LocalClient(app_.build(Settings()).registry)
+        created = await client.create(CONFIGMAPS, config_map("a"))
+        patched = await client.patch(CONFIGMAPS, "default", "a", {"data": {"v": "2"}})
+        items, rv = await client.list(CONFIGMAPS, "default")
+        await client.delete(CONFIGMAPS, "default", "a")
+        with pytest.raises(errors.StatusError) as missing:
+            await client.get(CONFIGMAPS, "default", "a")
+        with pytest.raises(errors.StatusError) as unknown:
+            await client.get(Kind("example.com/v1", "Nope"), "default", "a")
+        return created, patched, items, rv, missing.value.code, unknown.value.code
+
+    created, patched, items, rv, missing, unknown = asyncio.run(scenario())
+    assert created["metadata"]["uid"] and patched["data"] == {"v": "2"} and [i["metadata"]["name"] for i in items] == ["a"]
+    assert int(rv) >= int(patched["metadata"]["resourceVersion"]) and (missing, unknown) == (404, 404)
+
+
+def test_a_watch_lists_marks_synced_then_streams_changes():
+    async def scenario():
+        client = LocalClient(app_.build(Settings()).registry)
+        await client.create(CONFIGMAPS, config_map("a"))
+        stream = client.watch(CONFIGMAPS, "default")
+        seen = [await anext(stream), await anext(stream)]
+        await client.create(CONFIGMAPS, config_map("b"))
+        await client.delete(CONFIGMAPS, "default", "a")
+        seen += [await anext(stream), await anext(stream)]
+        await stream.aclose()
+        return [(e.type, e.object and e.object["metadata"]["name"]) for e in seen]
+
+    assert asyncio.run(scenario()) == [(ADDED, "a"), (SYNCED, None), (ADDED, "b"), (DELETED, "a")]
+
+
+def test_a_watcher_that_falls_behind_relists_and_gets_the_difference():
+    async def scenario():
+        server = app_.build(Settings(watcher_buffer=2))
+        client = LocalClient(server.registry)
+        await client.create(CONFIGMAPS, config_map("gone"))
+        await client.create(CONFIGMAPS, config_map("kept"))
+        stream = client.watch(CONFIGMAPS, "default")
+        assert [(await anext(stream)).type for _ in range(3)] == [ADDED, ADDED, SYNCED]
+        await client.delete(CONFIGMAPS, "default", "gone")
+        await client.patch(CONFIGMAPS, "default", "kept", {"data": {"v": "2"}})
+        for name in ("x", "y", "z"):  # more than the watcher's buffer: it overflows
+            await client.create(CONFIGMAPS, config_map(name))
+        seen = [await anext(stream) for _ in range(5)]
+        await stream.aclose()
+        return sorted((e.type, e.object["metadata"]["name"]) for e in seen)
+
+    assert asyncio.run(scenario()) == [(ADDED, "x"), (ADDED, "y"), (ADDED, "z"), (DELETED, "gone"), (MODIFIED, "kept")]
+
+
+def test_the_view_turns_a_relist_into_events():
+    view = _View()
+    a1 = {"metadata": {"name": "a", "resourceVersion": "1"}}
+    b1 = {"metadata": {"name": "b", "resourceVersion": "1"}}
+    assert [e.type for e in view.relist([a1, b1])] == [ADDED, ADDED]
+    a2 = {"metadata": {"name": "a", "resourceVersion": "2"}}
+    assert [(e.type, e.object["metadata"]) for e in view.relist([a2])] == [(MODIFIED, a2["metadata"]), (DELETED, {"name": "b", "resourceVersion": "1"})]
+    assert view.relist([a2]) == []
