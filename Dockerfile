@@ -1,0 +1,39 @@
+# mockapi: a small, real Kubernetes API server for the devmgmtproto.k8s.io prototype.
+#
+#   docker build -t mockapi .
+#   docker run --rm -p 55441:55441 mockapi                              # empty cluster
+#   docker run --rm -p 55441:55441 -e MOCKAPI_LOAD=/app/testdata mockapi # with the example data
+#
+# Zero arguments needed (GitHub Actions service containers cannot pass a command): configure it
+# with environment variables — MOCKAPI_PORT, MOCKAPI_LOAD (paths separated by ':'),
+# MOCKAPI_LOG_LEVEL, MOCKAPI_LOG_FORMAT (text|json), MOCKAPI_ALLOCATION_MODE
+# (immediate|delay|manual), MOCKAPI_ALLOCATION_DELAY, MOCKAPI_ALLOCATION_JITTER,
+# MOCKAPI_WATCH_HISTORY, MOCKAPI_MAX_BODY — or append `mockapi serve` options to `docker run`.
+ARG BASE_IMAGE=python:3.11-slim-bookworm
+
+FROM ${BASE_IMAGE} AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY mockapi ./mockapi
+RUN python3 -m venv /opt/mockapi \
+ && /opt/mockapi/bin/pip install --no-compile . \
+ && /opt/mockapi/bin/pip uninstall --yes pip \
+ && find /opt/mockapi -name '__pycache__' -prune -exec rm -rf {} + \
+ && /opt/mockapi/bin/python -m compileall -q /opt/mockapi/lib
+
+FROM ${BASE_IMAGE}
+RUN useradd --uid 10001 --no-create-home --shell /usr/sbin/nologin mockapi
+COPY --from=build /opt/mockapi /opt/mockapi
+COPY testdata /app/testdata
+ENV PATH=/opt/mockapi/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    MOCKAPI_HOST=0.0.0.0 \
+    MOCKAPI_PORT=55441
+WORKDIR /app
+USER 10001
+EXPOSE 55441
+HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["python3", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/readyz' % os.environ.get('MOCKAPI_PORT', '55441'), timeout=2)"]
+ENTRYPOINT ["mockapi", "serve"]

@@ -1,0 +1,298 @@
+"""The control endpoints under ``/mockapi/v1/``: not part of the Kubernetes API (docs/control.md).
+
+    GET    /mockapi/v1                   what is here
+    POST   /mockapi/v1/reset             delete every object but the CRDs and default namespaces
+                                         (?keepCRDs=false, ?keepNamespaces=true)
+    POST   /mockapi/v1/load              apply a multi-document YAML (or JSON) body (?source=NAME
+                                         names it in errors)
+    GET    /mockapi/v1/snapshot          the user's objects as YAML a real cluster accepts
+    GET    /mockapi/v1/requests          recent API requests (?verb= &resource= &namespace= &name=
+                                         &group= &subresource= &code= &userAgent= &limit=)
+    DELETE /mockapi/v1/requests          forget them
+    GET    /mockapi/v1/kubeconfig        a kubeconfig for this server, as the client reached it
+    GET    /mockapi/v1/allocation        the allocation mode and the claims it holds
+    PUT    /mockapi/v1/allocation        {"mode": "immediate|delay|manual", "delaySeconds", "jitterSeconds"}
+    POST   /mockapi/v1/allocation/step   {"namespace", "name"} | {"all": true} | {} (the oldest)
+
+Errors are ``metav1.Status`` like everywhere else.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import orjson
+import yaml
+from starlette.requests import Request
+from starlette.responses import Response
+
+from mockapi import decoding, errors
+from mockapi.registry import reset as resets
+from mockapi.registry.options import ListOptions
+from mockapi.registry.rest import Registry
+from mockapi.wire import is_bool, parse_bool
+
+PREFIX = "/mockapi/v1"
+JSON = "application/json"
+YAML = "application/yaml"
+ENDPOINTS = [f"{PREFIX}/{name}" for name in ("reset", "load", "snapshot", "requests", "kubeconfig", "allocation", "allocation/step")]
+_FILTERS = ("verb", "group", "resource", "subresource", "namespace", "name")
+_SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink", "ownerReferences")
+_NOT_SNAPSHOTTED = {("", "events"), ("events.k8s.io", "events")}
+# Finalizers our controllers add (the allocator's deallocation hook): a cluster without them would
+# keep such objects forever.
+_CONTROLLER_FINALIZERS = frozenset({"devmgmtproto.k8s.io/allocation"})
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class RequestLog:
+    """A bounded ring of recent ``/api`` and ``/apis`` requests; ``record`` is a KubeAPI observer."""
+
+    def __init__(self, size: int = 1000) -> None:
+        self._ring: deque = deque(maxlen=size)
+        self._seq = 0
+
+    def record(self, info, code: int, seconds: float, headers: dict) -> None:
+        self._seq += 1
+        self._ring.append((self._seq, time.time(), info, code, seconds, headers.get(b"user-agent", b"")))
+
+    def clear(self) -> int:
+        count = len(self._ring)
+        self._ring.clear()
+        return count
+
+    def query(self, filters: dict[str, str]) -> list[dict]:
+        """Matching entries, oldest first. Filters: the RequestInfo fields of :data:`_FILTERS`,
+        ``code``, ``userAgent`` (a substring) and ``limit`` (the newest N)."""
+        items = [_entry(*row) for row in self._ring]
+        for key in _FILTERS:
+            if key in filters:
+                items = [i for i in items if i[key] == filters[key]]
+        if "code" in filters:
+            items = [i for i in items if str(i["code"]) == filters["code"]]
+        if "userAgent" in filters:
+            items = [i for i in items if filters["userAgent"] in i["userAgent"]]
+        limit = filters.get("limit")
+        if limit:
+            if not limit.isdigit():
+                raise errors.bad_request(f"limit must be a non-negative integer, not {limit!r}")
+            items = items[-int(limit):] if int(limit) else []
+        return items
+
+
+def _entry(seq, at, info, code, seconds, agent) -> dict:
+    return {
+        "seq": seq,
+        "time": _rfc3339(at),
+        "verb": info.verb or info.method.lower(),
+        "method": info.method,
+        "path": info.path,
+        "group": info.group,
+        "version": info.version,
+        "resource": info.resource,
+        "subresource": info.subresource,
+        "namespace": info.namespace,
+        "name": info.name,
+        "code": code,
+        "latencySeconds": round(seconds, 6),
+        "userAgent": agent.decode("latin-1"),
+    }
+
+
+def _rfc3339(at: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at % 1 * 1_000_000):06d}Z"
+
+
+@dataclass
+class ControlPlane:
+    """What the control endpoints act on; built by the composition root."""
+
+    registry: Registry
+    requests: RequestLog
+    load: Callable[[bytes, str], Any]  # (YAML, source name) → applied (mockapi.loader.load_text)
+    seed_crds: Callable[[], list[dict]]  # our CRDs as generated, restored by reset(keepCRDs=false)
+    gate: Any = None  # mockapi.controllers.gate.AllocationGate (duck-typed: http sits below controllers)
+
+    def reset(self, *, keep_crds: bool = True, keep_namespaces: bool = False) -> dict:
+        deleted = resets.reset(self.registry, keep_crds=keep_crds, keep_namespaces=keep_namespaces, seed_crds=self.seed_crds)
+        self.requests.clear()
+        if self.gate is not None:
+            self.gate.reset()
+        return {"deleted": deleted}
+
+    def snapshot(self, *, namespace: str = "") -> str:
+        objects = [_strip(rt, stored.load()) for rt, stored in self._user_objects(namespace)]
+        return yaml.dump_all(objects, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+    def _user_objects(self, namespace: str):
+        seeded = {crd["metadata"]["name"] for crd in self.seed_crds()}
+        for rt in _types_in_apply_order(self.registry):
+            if namespace and not rt.namespaced and rt.plural != "namespaces":
+                continue
+            for stored in self.registry.list(rt, namespace if rt.namespaced else "", ListOptions()).items:
+                if _skip(rt, stored, seeded, namespace):
+                    continue
+                yield rt, stored
+
+
+def _types_in_apply_order(registry: Registry) -> list:
+    """One type per resource: Namespaces, then CRDs, then cluster-scoped kinds, then namespaced ones."""
+    chosen: dict = {}
+    for rt in registry.types.all():
+        if (rt.group, rt.plural) not in _NOT_SNAPSHOTTED:
+            chosen.setdefault(rt.group_resource, rt)
+
+    def order(rt) -> tuple:
+        first = {"namespaces": 0, "customresourcedefinitions": 1}.get(rt.plural, 3 if rt.namespaced else 2)
+        return first, rt.group, rt.kind
+
+    return sorted(chosen.values(), key=order)
+
+
+def _skip(rt, stored, seeded: set[str], namespace: str) -> bool:
+    if rt.plural == "customresourcedefinitions":
+        return stored.name in seeded
+    if rt.plural == "namespaces" and not rt.group:
+        if namespace and stored.name != namespace:
+            return True
+        if stored.name in resets.PROTECTED_NAMESPACES:
+            meta = stored.load()["metadata"]
+            return meta.get("labels") == {resets.NAME_LABEL: stored.name} and not meta.get("annotations")
+    return b'"deletionTimestamp"' in stored.raw
+
+
+def _strip(rt, obj: dict) -> dict:
+    """Drop what the server set, so a real cluster (with schemas/ applied) accepts the object."""
+    meta = obj["metadata"]
+    for key in _SERVER_SET:
+        meta.pop(key, None)
+    finalizers = [f for f in meta.pop("finalizers", None) or () if f not in _CONTROLLER_FINALIZERS]
+    if finalizers:
+        meta["finalizers"] = finalizers
+    if "status" in rt.subresources or rt.plural == "namespaces":
+        obj.pop("status", None)
+    if rt.plural == "namespaces" and not rt.group:
+        labels = meta.get("labels") or {}
+        labels.pop(resets.NAME_LABEL, None)
+        if not labels:
+            meta.pop("labels", None)
+        if (obj.get("spec") or {}).get("finalizers") == ["kubernetes"]:
+            obj.pop("spec")
+    return obj
+
+
+def kubeconfig(server: str) -> str:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "mockapi", "cluster": {"server": server}}],
+        "contexts": [{"name": "mockapi", "context": {"cluster": "mockapi", "user": "mockapi", "namespace": "default"}}],
+        "current-context": "mockapi",
+        "users": [{"name": "mockapi", "user": {}}],
+    }
+    return yaml.dump(config, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
+
+
+def mount(app, control: ControlPlane) -> None:
+    """Add the control routes to the FastAPI app of the cold endpoints."""
+
+    def json(value, status: int = 200) -> Response:
+        return Response(orjson.dumps(value), status_code=status, media_type=JSON)
+
+    async def status_error(request: Request, exc: errors.StatusError) -> Response:
+        return Response(orjson.dumps(exc.status()), status_code=exc.code, media_type=JSON, headers=exc.headers)
+
+    app.add_exception_handler(errors.StatusError, status_error)
+
+    @app.get(PREFIX)
+    async def index() -> Response:
+        return json({"kind": "MockAPIControl", "endpoints": ENDPOINTS})
+
+    @app.post(f"{PREFIX}/reset")
+    async def reset(request: Request) -> Response:
+        query = request.query_params
+        keep_crds = _bool(query, "keepCRDs", default=True)
+        keep_namespaces = _bool(query, "keepNamespaces", default=False)
+        return json(control.reset(keep_crds=keep_crds, keep_namespaces=keep_namespaces))
+
+    @app.post(f"{PREFIX}/load")
+    async def load(request: Request) -> Response:
+        loaded = control.load(await request.body(), request.query_params.get("source") or "request body")
+        return json({"created": loaded.created, "configured": loaded.configured, "unchanged": loaded.unchanged})
+
+    @app.get(f"{PREFIX}/snapshot")
+    async def snapshot(request: Request) -> Response:
+        return Response(control.snapshot(namespace=request.query_params.get("namespace", "")), media_type=YAML)
+
+    @app.get(f"{PREFIX}/requests")
+    async def requests(request: Request) -> Response:
+        return json({"kind": "RequestList", "items": control.requests.query(dict(request.query_params))})
+
+    @app.delete(f"{PREFIX}/requests")
+    async def forget_requests() -> Response:
+        return json({"deleted": control.requests.clear()})
+
+    @app.get(f"{PREFIX}/kubeconfig")
+    async def get_kubeconfig(request: Request) -> Response:
+        return Response(kubeconfig(str(request.base_url).rstrip("/")), media_type=YAML)
+
+    @app.get(f"{PREFIX}/allocation")
+    async def allocation() -> Response:
+        return json(_gate(control).describe())
+
+    @app.put(f"{PREFIX}/allocation")
+    async def configure_allocation(request: Request) -> Response:
+        body = await _json_body(request)
+        gate = _gate(control)
+        try:
+            gate.configure(mode=body.get("mode"), delay=body.get("delaySeconds"), jitter=body.get("jitterSeconds"))
+        except (TypeError, ValueError) as exc:
+            raise errors.bad_request(str(exc)) from None
+        return json(gate.describe())
+
+    @app.post(f"{PREFIX}/allocation/step")
+    async def step(request: Request) -> Response:
+        body = await _json_body(request)
+        gate = _gate(control)
+        stepped = gate.step(_claim_key(gate, body), all=bool(body.get("all")))
+        return json({"stepped": [key.to_dict() for key in stepped], **gate.describe()})
+
+
+def _bool(query, name: str, *, default: bool) -> bool:
+    value = query.get(name)
+    if value is None or value == "":
+        return default
+    if not is_bool(value):
+        raise errors.bad_request(f'invalid boolean value "{value}" for {name}')
+    return parse_bool(value)
+
+
+async def _json_body(request) -> dict:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    body = decoding.decode_json(raw)
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body must be a JSON object")
+    return body
+
+
+def _gate(control: ControlPlane):
+    if control.gate is None:
+        raise errors.StatusError(404, "NotFound", "this server has no allocation gate", {})
+    return control.gate
+
+
+def _claim_key(gate, body: dict):
+    if not body.get("name"):
+        if body.get("namespace"):
+            raise errors.bad_request("name is required when namespace is given")
+        return None
+    resource = body.get("resource") or "deviceclaims"
+    try:
+        return gate.key(f"{resource}/{body.get('namespace') or 'default'}/{body['name']}")
+    except ValueError as exc:
+        raise errors.bad_request(str(exc)) from None

@@ -1,0 +1,90 @@
+"""Reset: back to a fresh cluster, for the control API (``POST /mockapi/v1/reset``) and test fixtures.
+
+Every object goes except the default namespaces and, unless asked otherwise, the
+CustomResourceDefinitions (and so the kinds they serve). Each deletion is a real one, with a
+DELETED event at a new resourceVersion, so watchers and controllers see the objects go and the
+resourceVersion keeps counting up, as it would on a cluster. Finalizers do not hold anything back:
+a reset is a force delete. The default namespaces lose the labels and annotations added since
+start-up; our own CRDs are put back as generated when CRDs are not kept.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from mockapi import errors
+from mockapi.registry.lifecycle import CRD_GROUP, NAMESPACES, PROTECTED_NAMESPACES
+from mockapi.registry.options import WriteOptions
+from mockapi.registry.rest import Registry
+
+CRDS = errors.GroupResource(CRD_GROUP, "customresourcedefinitions")
+NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def reset(registry: Registry, *, keep_crds: bool = True, keep_namespaces: bool = False, seed_crds: Callable[[], Iterable[dict]] = list) -> int:
+    """Delete what a test left behind; returns how many objects were deleted.
+
+    ``keep_crds``: keep every CRD (ours and those applied since) and the kinds they serve, empty.
+    Otherwise CRDs applied since start-up are deleted and ``seed_crds()`` (ours) are restored.
+    ``keep_namespaces``: keep namespaces created since start-up, empty.
+    """
+    store = registry.store
+    deleted = 0
+    for resource in store.resources():
+        if resource not in (NAMESPACES, CRDS):
+            deleted += _delete_all(registry, resource)
+    if not keep_crds:
+        deleted += _restore_crds(registry, list(seed_crds()))
+    for stored in list(store.iterate(NAMESPACES)):
+        if stored.name in PROTECTED_NAMESPACES:
+            _restore_namespace(registry, stored)
+        elif not keep_namespaces:
+            store.delete(NAMESPACES, "", stored.name)
+            deleted += 1
+    return deleted
+
+
+def _delete_all(registry: Registry, resource) -> int:
+    victims = list(registry.store.iterate(resource))
+    for stored in victims:
+        registry.store.delete(resource, stored.namespace, stored.name)
+    return len(victims)
+
+
+def _restore_crds(registry: Registry, seed: list[dict]) -> int:
+    crd_type = registry.types.by_kind(CRD_GROUP, "v1", "CustomResourceDefinition")
+    ours = {crd["metadata"]["name"]: crd for crd in seed}
+    deleted = 0
+    for stored in list(registry.store.iterate(CRDS)):
+        if stored.name not in ours:
+            obj = stored.load()
+            registry.store.delete(CRDS, "", stored.name)
+            registry.lifecycle.after_delete(crd_type, obj)
+            deleted += 1
+    for name, crd in ours.items():
+        body = _copy(crd)
+        current = registry.store.get(CRDS, "", name)
+        if current is None:
+            registry.create(crd_type, "", body, WriteOptions(field_validation="Strict"))
+            continue
+        body["metadata"]["resourceVersion"] = current.load()["metadata"]["resourceVersion"]
+        registry.update(crd_type, "", name, body, WriteOptions(field_validation="Strict"))
+    return deleted
+
+
+def _restore_namespace(registry: Registry, stored) -> None:
+    obj = stored.load()
+    meta = obj["metadata"]
+    pristine = {NAME_LABEL: stored.name}
+    if meta.get("labels") == pristine and not meta.get("annotations"):
+        return
+    meta["labels"] = pristine
+    meta.pop("annotations", None)
+    namespace_type = registry.types.by_kind("", "v1", "Namespace")
+    registry.store.update(NAMESPACES, obj, fields=registry.indexer(namespace_type))
+
+
+def _copy(obj: dict) -> dict:
+    import orjson
+
+    return orjson.loads(orjson.dumps(obj))
