@@ -8,15 +8,18 @@ loads the start-up manifests.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
 from mockapi import clock as clocks
-from mockapi import gvk, loader
+from mockapi import errors, gvk, loader, logs
+from mockapi import metrics as metrics_
+from mockapi.controllers.gate import AllocationGate
+from mockapi.http import control, endpoints, openapi
 from mockapi.http import discovery as discovery_
-from mockapi.http import endpoints, openapi
 from mockapi.http.kube import KubeAPI
 from mockapi.registry import builtin
 from mockapi.registry.lifecycle import PROTECTED_NAMESPACES
@@ -46,6 +49,11 @@ class Server:
     # server's event loop, where the registry lives), cancelled when it shuts down.
     background: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _tasks: list[asyncio.Task] = field(default_factory=list)
+    # The allocator's progression control (mockapi.controllers.gate): the allocator must bind to it.
+    gate: AllocationGate | None = None
+    metrics: metrics_.Metrics | None = None
+    requests: control.RequestLog | None = None
+    allocator: object | None = None  # the in-process allocator (mockapi.controllers.allocator), when enabled
 
     async def start_background(self) -> None:
         for run in self.background:
@@ -113,9 +121,70 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
         await fallback(scope, receive, send)
 
     server.app = app
+    _observe(server, kube, fallback)
+    _mount_allocator(server, fallback)
     if settings.load:
         server.loaded = loader.load_paths(registry, settings.load)
     return server
+
+
+def _observe(server: Server, kube: KubeAPI, fallback) -> None:
+    """The control endpoints, /metrics, the request log and the allocation gate."""
+    settings, registry = server.settings, server.registry
+    server.gate = AllocationGate(settings.allocation_mode, delay=settings.allocation_delay, jitter=settings.allocation_jitter)
+    server.requests = control.RequestLog(settings.request_log_size)
+    server.metrics = metrics_.Metrics(store=server.store, gate=server.gate)
+    server.gate.listeners.append(server.metrics.allocation_finished)
+    observers = (server.metrics.observe, server.requests.record, logs.log_request)
+
+    def observe(info, code, seconds, headers) -> None:
+        for observer in observers:
+            observer(info, code, seconds, headers)
+
+    kube.observer = observe
+
+    def load(raw: bytes, source: str) -> loader.Loaded:
+        try:
+            return loader.load_text(registry, raw, source=source)
+        except loader.LoadError as exc:
+            raise errors.bad_request(str(exc)) from None
+
+    control.mount(fallback, control.ControlPlane(registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate))
+    fallback.add_route("/metrics", server.metrics.endpoint(), methods=["GET"])
+
+
+def _mount_allocator(server: Server, fallback) -> None:
+    """The allocator (when enabled) as a background task, and GET /mockapi/v1/explain/{namespace}/{name}
+    (``?kind=DevicePrivilegedClaim`` for those): the allocator's full diagnosis of one claim."""
+    import orjson
+    from starlette.responses import Response
+
+    from mockapi.client import LocalClient
+    from mockapi.controllers import allocator as allocator_
+
+    settings = server.settings
+    options = {"policy": settings.allocation_policy, "limits": allocator_.Limits(settings.allocation_budget_steps, settings.allocation_budget_seconds)}
+    if settings.allocator:
+        server.allocator = allocator_.Allocator(LocalClient(server.registry), gate=server.gate, **options)
+        server.background.append(server.allocator.run)
+
+    async def explain(request):
+        kind = request.query_params.get("kind", "DeviceClaim")
+        try:
+            if kind not in ("DeviceClaim", "DevicePrivilegedClaim"):
+                raise errors.bad_request(f'kind: Unsupported value: "{kind}": supported values: "DeviceClaim", "DevicePrivilegedClaim"')
+            key = allocator_.ClaimKey(request.path_params["namespace"], request.path_params["name"], kind)
+            report = await allocator_.explain_claim(server.allocator, LocalClient(server.registry), key, **options)
+        except errors.StatusError as exc:
+            return Response(orjson.dumps(exc.status()), status_code=exc.code, media_type="application/json")
+        return Response(orjson.dumps(report), media_type="application/json")
+
+    fallback.add_route("/mockapi/v1/explain/{namespace}/{name}", explain, methods=["GET"])
+
+
+@functools.cache
+def _seed_crds() -> list[dict]:
+    return our_crds()
 
 
 async def _lifespan(server: Server, receive, send) -> None:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
+import functools
+import os
 import socket
 import sys
 import time
 from pathlib import Path
 
+from mockapi import logs
 from mockapi.settings import DEFAULT_PORT, Settings
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+ALLOCATION_MODES = ("immediate", "delay", "manual")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,12 +23,21 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the API server")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 in a container)")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free port and prints it)")
-    serve.add_argument("--load", action="append", type=Path, default=[], metavar="PATH", help="file or directory of manifests to apply at start-up (repeatable)")
-    serve.add_argument("--log-level", choices=LOG_LEVELS, default="info")
-    serve.add_argument("--watch-history", type=int, default=Settings.history_size, metavar="N", help="watch events kept for resumes (default %(default)s)")
-    serve.add_argument("--max-body", type=int, default=Settings.max_body, metavar="BYTES", help="largest request body accepted (default %(default)s)")
+    # Every serve option also reads an environment variable (MOCKAPI_PORT for --port, ...): a
+    # container is configured without arguments. An option given on the command line wins.
+    serve.add_argument("--host", default=_env("HOST", "127.0.0.1"), help="address to listen on (default 127.0.0.1; 0.0.0.0 in a container)")
+    serve.add_argument("--port", type=int, default=_env("PORT", DEFAULT_PORT), help=f"port (default {DEFAULT_PORT}; 0 picks a free port and prints it)")
+    serve.add_argument("--load", action="append", type=Path, default=None, metavar="PATH", help="file or directory of manifests to apply at start-up (repeatable; MOCKAPI_LOAD: paths separated by ':')")
+    serve.add_argument("--log-level", type=str.lower, choices=LOG_LEVELS, default=_env("LOG_LEVEL", "info"))
+    serve.add_argument("--log-format", type=str.lower, choices=logs.FORMATS, default=_env("LOG_FORMAT", "text"), help="text (default) or json: one JSON object per line")
+    serve.add_argument("--watch-history", type=int, default=_env("WATCH_HISTORY", Settings.history_size), metavar="N", help="watch events kept for resumes (default %(default)s)")
+    serve.add_argument("--max-body", type=int, default=_env("MAX_BODY", Settings.max_body), metavar="BYTES", help="largest request body accepted (default %(default)s)")
+    serve.add_argument("--allocation-mode", type=str.lower, choices=ALLOCATION_MODES, default=_env("ALLOCATION_MODE", "immediate"), help="when the allocator may act on a claim (default immediate)")
+    serve.add_argument("--allocation-delay", type=float, default=_env("ALLOCATION_DELAY", Settings.allocation_delay), metavar="SECONDS", help="wait before each allocation attempt in delay mode (default %(default)s)")
+    serve.add_argument("--allocation-jitter", type=float, default=_env("ALLOCATION_JITTER", Settings.allocation_jitter), metavar="SECONDS", help="± random seconds added to that delay (default %(default)s)")
+    serve.add_argument("--no-allocator", action="store_true", default=bool(_env("NO_ALLOCATOR", "")), help="do not run the allocator in this process (run `mockapi allocator` elsewhere)")
+    _allocator_options(serve)
+    _add_allocator_commands(commands)
 
     crds = commands.add_parser("crds", help="write the CRDs of our kinds (schemas/) from the models, or check them")
     crds.add_argument("--out", type=Path, default=Path("schemas"), help="directory (default schemas/)")
@@ -34,10 +46,84 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "serve":
         settings = Settings(
-            host=args.host, port=args.port, load=list(args.load), log_level=args.log_level, history_size=args.watch_history, max_body=args.max_body
+            host=args.host, port=args.port, load=args.load if args.load is not None else _env_paths("LOAD"), log_level=args.log_level, history_size=args.watch_history, max_body=args.max_body,
+            log_format=args.log_format, allocation_mode=args.allocation_mode, allocation_delay=args.allocation_delay, allocation_jitter=args.allocation_jitter,
+            allocator=not args.no_allocator, allocation_policy=args.allocation_policy,
+            allocation_budget_steps=args.allocation_budget_steps, allocation_budget_seconds=args.allocation_budget_seconds,
         )
         return serve_forever(settings)
+    if args.command in ("allocator", "explain", "gen"):
+        return _run_allocator_command(args)
     return write_crds(args.out, check=args.check)
+
+
+# ------------------------------------------------------------------ the allocator's commands
+def _allocator_options(parser) -> None:
+    parser.add_argument("--allocation-policy", choices=("binpack", "first-fit", "spread"), default=_env("ALLOCATION_POLICY", Settings.allocation_policy), help="which feasible node wins (default binpack)")
+    parser.add_argument("--allocation-budget-steps", type=int, default=Settings.allocation_budget_steps, metavar="N", help="search steps per allocation cycle (default %(default)s)")
+    parser.add_argument("--allocation-budget-seconds", type=float, default=Settings.allocation_budget_seconds, metavar="SECONDS", help="wall time per allocation cycle (default %(default)s)")
+
+
+def _add_allocator_commands(commands) -> None:
+    allocator = commands.add_parser("allocator", help="run the allocator against any API server (one started with --no-allocator, or a cluster with schemas/ applied)")
+    explain = commands.add_parser("explain", help="print the allocator's full diagnosis of one claim")
+    for parser in (allocator, explain):
+        parser.add_argument("--kubeconfig", default=None, help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+        parser.add_argument("--context", default=None, help="kubeconfig context (default: the current one)")
+        parser.add_argument("--log-level", choices=LOG_LEVELS, default="info")
+        _allocator_options(parser)
+    explain.add_argument("claim", metavar="CLAIM", help="the claim's name")
+    explain.add_argument("-n", "--namespace", default="default")
+    explain.add_argument("--kind", choices=("DeviceClaim", "DevicePrivilegedClaim"), default="DeviceClaim")
+    explain.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    gen = commands.add_parser("gen", help="print DevicePools (YAML) in one of the prototype's capacity shapes")
+    gen.add_argument("shape", metavar="SHAPE", help="foozer-1000-{tiny,small,medium,large}, foozer-4000-..., barzer-8000 or mixed")
+    gen.add_argument("--nodes", type=int, default=1, metavar="N", help="how many nodes (default 1)")
+    gen.add_argument("--numa-nodes", type=int, default=None, metavar="K", help="override the shape's NUMA nodes (foozer) or GPUs (barzer-8000)")
+    gen.add_argument("--devices-per-numa", type=int, default=None, metavar="M", help="override the shape's devices per NUMA node (foozer)")
+    gen.add_argument("--with-nodes", action="store_true", help="print the Node objects too, before the pools")
+
+
+def _run_allocator_command(args) -> int:
+    if args.command == "gen":
+        return _generate(args)
+    from mockapi.controllers.allocator import Limits, standalone
+
+    logs.configure(level=args.log_level, fmt="text")
+    limits = Limits(args.allocation_budget_steps, args.allocation_budget_seconds)
+    if args.command == "allocator":
+        return standalone.run(kubeconfig=args.kubeconfig, context=args.context, policy=args.allocation_policy, limits=limits)
+    from mockapi.controllers.allocator import ClaimKey
+
+    key = ClaimKey(args.namespace, args.claim, args.kind)
+    return standalone.explain(kubeconfig=args.kubeconfig, context=args.context, key=key, policy=args.allocation_policy, limits=limits, output=args.output)
+
+
+def _generate(args) -> int:
+    import yaml
+
+    from mockapi import capacity
+
+    layout = None
+    if args.numa_nodes is not None or args.devices_per_numa is not None:
+        default = capacity.SIZES.get(args.shape.rpartition("-")[2], (2, 4))
+        layout = capacity.Layout(args.numa_nodes or default[0], args.devices_per_numa or default[1])
+    try:
+        docs = capacity.generate(args.shape, nodes=args.nodes, layout=layout, with_nodes=args.with_nodes)
+    except ValueError as exc:
+        print(f"mockapi gen: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, width=120))
+    return 0
+
+
+def _env(name: str, default):
+    """``MOCKAPI_<name>`` if set and not empty, else the default (argparse converts strings)."""
+    return os.environ.get(f"MOCKAPI_{name}") or default
+
+
+def _env_paths(name: str) -> list[Path]:
+    return [Path(p) for p in (os.environ.get(f"MOCKAPI_{name}") or "").split(os.pathsep) if p]
 
 
 def write_crds(directory: Path, *, check: bool) -> int:
@@ -59,10 +145,13 @@ def serve_forever(settings: Settings) -> int:
     from mockapi import app as app_
     from mockapi.loader import LoadError
 
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(level=settings.log_level, fmt=settings.log_format)
     started = time.monotonic()
     sock = socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: without it, Nagle + delayed ACK add ~40 ms to every
+    # response sent as headers and body in two writes (uvicorn does not set it on a passed socket).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((settings.host, settings.port))
     except OSError as exc:
@@ -77,6 +166,7 @@ def serve_forever(settings: Settings) -> int:
     config = uvicorn.Config(
         server.app,
         log_level=settings.log_level,
+        log_config=None,  # logs.configure() did it; uvicorn's loggers propagate to the root
         access_log=False,
         loop="auto",
         http="auto",
@@ -84,10 +174,39 @@ def serve_forever(settings: Settings) -> int:
         timeout_graceful_shutdown=1,
     )
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    loaded = server.loaded.total
-    print(f"mockapi serving on http://{host}:{settings.port} ({loaded} objects loaded in {time.monotonic() - started:.2f}s)", flush=True)
-    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+    line = functools.partial(
+        logs.banner, url=f"http://{host}:{settings.port}", objects=server.loaded.total, load_seconds=time.monotonic() - started, fmt=settings.log_format
+    )
+    _tune_gc()
+    # Server.run, not asyncio.run(serve()): it starts uvloop when installed (~1.2x the throughput).
+    _announcing_server(config, lambda: print(line(ready_seconds=logs.process_age()), flush=True)).run(sockets=[sock])
     return 0
+
+
+def _tune_gc() -> None:
+    """What start-up loaded stays: freeze it out of collections, and collect the young generation
+    less often (every write allocates many short-lived dicts; PERF.md §10.6)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
+
+
+def _announcing_server(config, on_ready):
+    """A uvicorn server calling ``on_ready()`` once it accepts connections (the time to ready)."""
+    import uvicorn
+
+    server = uvicorn.Server(config)
+    startup = server.startup
+
+    async def startup_then_announce(sockets=None) -> None:
+        await startup(sockets=sockets)
+        if not server.should_exit:
+            on_ready()
+
+    server.startup = startup_then_announce
+    return server
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,3 +22,15 @@ class Settings:
     max_body: int = DEFAULT_MAX_BODY
     bookmark_interval: float = 60.0
     min_request_timeout: float = 1800.0
+    log_format: str = "text"  # "text" or "json"
+    # Allocator progression (mockapi.controllers.gate): "immediate", "delay" or "manual".
+    allocation_mode: str = "immediate"
+    allocation_delay: float = 1.0  # seconds before each attempt in "delay" mode
+    allocation_jitter: float = 0.0  # ± seconds added at random to that delay
+    request_log_size: int = 1000  # recent API requests kept for GET /mockapi/v1/requests
+    # The allocator (mockapi.controllers.allocator). `mockapi serve` turns it on unless --no-allocator;
+    # a server built from Settings() in code (tests, mockapi.testing) runs without it unless asked.
+    allocator: bool = False
+    allocation_policy: str = "binpack"  # binpack, first-fit or spread (ALLOCATOR.md rule 12)
+    allocation_budget_steps: int = 200_000  # search steps per allocation cycle
+    allocation_budget_seconds: float = 0.25  # wall time per allocation cycle

@@ -1,33 +1,37 @@
-"""Shared fixtures: a real mockapi (uvicorn in a background thread) on a free port."""
+"""Shared fixtures: a real mockapi (uvicorn in a background thread) on a free port.
+
+The servers are :class:`mockapi.testing.MockAPIServer`, the same class users get; the pytest plugin
+(``mockapi.testing.plugin``, installed as a ``pytest11`` entry point) is loaded by hand when the
+package is not installed, so ``python3 -m pytest`` works from a bare checkout too.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import socket
-import threading
-import time
+import importlib
 from pathlib import Path
 
 import pytest
-import uvicorn
 
-from mockapi.settings import Settings
+from mockapi.testing import MockAPIServer
 
 ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["pytester"]  # tests/testing/test_plugin.py runs small suites that use our plugin
 
 
-class _ThreadedServer(uvicorn.Server):
-    def install_signal_handlers(self) -> None:  # not the main thread
-        pass
+def pytest_configure(config) -> None:
+    if not config.pluginmanager.has_plugin("mockapi"):
+        config.pluginmanager.register(importlib.import_module("mockapi.testing.plugin"), "mockapi")
 
 
 class RunningServer:
-    """A started server: ``url``, ``server`` (the composition root) and ``kubeconfig`` path."""
+    """A started server: ``url``, ``server`` (the composition root), ``kubeconfig`` path, ``mockapi``."""
 
-    def __init__(self, server, url: str, kubeconfig: Path) -> None:
-        self.server = server
-        self.url = url
-        self.kubeconfig = kubeconfig
+    def __init__(self, mockapi: MockAPIServer) -> None:
+        self.mockapi = mockapi
+        self.server = mockapi.server
+        self.url = mockapi.url
+        self.kubeconfig = mockapi.kubeconfig_path
 
     @property
     def registry(self):
@@ -35,50 +39,25 @@ class RunningServer:
 
 
 @contextlib.contextmanager
-def running(tmp_path: Path, **overrides):
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    from mockapi import app as app_
-
-    settings = Settings(port=port, **overrides)
-    server = app_.build(settings)
-    config = uvicorn.Config(server.app, log_level="warning", access_log=False, lifespan="on")
-    uv = _ThreadedServer(config)
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not uv.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("mockapi did not start")
-        time.sleep(0.005)
-    url = f"http://127.0.0.1:{port}"
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text((ROOT / "kubeconfig").read_text().replace("http://127.0.0.1:55441", url))
-    try:
-        yield RunningServer(server, url, kubeconfig)
-    finally:
-        uv.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+def running(tmp_path: Path | None = None, **overrides):
+    overrides.setdefault("allocator", False)  # the API alone, as these tests expect; allocator tests turn it on
+    with MockAPIServer(**overrides) as mockapi:
+        yield RunningServer(mockapi)
 
 
 @pytest.fixture
-def live(tmp_path):
+def live():
     """A fresh server for one test."""
-    with running(tmp_path) as server:
+    with running() as server:
         yield server
 
 
 @pytest.fixture
-def make_live(tmp_path):
+def make_live():
     """A factory for servers with non-default settings (e.g. a small watch history)."""
     with contextlib.ExitStack() as stack:
-        count = iter(range(1000))
 
         def make(**overrides):
-            directory = tmp_path / f"server-{next(count)}"
-            directory.mkdir()
-            return stack.enter_context(running(directory, **overrides))
+            return stack.enter_context(running(**overrides))
 
         yield make
