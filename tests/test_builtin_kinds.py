@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from mockapi import gvk
 from mockapi.registry import builtin
 
-UPSTREAM_TESTDATA = Path("/work/shared/upstream-testdata")
+# shared/ sits beside the repository (in CI too): the prototype's own example manifests.
+UPSTREAM_TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "upstream-testdata"
 QUANTITY_PATTERN = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 # The prototype's pod-embedded-*.yaml embeds a claim *detail* (deviceClass) where DeviceClaimSpec
 # has claims[]; that is the one shape outside the schema we accept from its testdata.
