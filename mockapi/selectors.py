@@ -11,6 +11,7 @@ import re
 from typing import Callable, Iterable, Mapping, NamedTuple
 
 from mockapi import errors
+from mockapi.schema.structural import go_quote
 
 # -- label selector -------------------------------------------------------------------------
 
@@ -300,33 +301,13 @@ def _requirement(key: str, operator: str, values: list[str]) -> Requirement:
 
 
 def _invalid(field: str, value: str, problems: list[str]) -> str:
-    return f"{field}: Invalid value: {_go_quote(value)}: {'; '.join(problems)}"
+    return f"{field}: Invalid value: {go_quote(value)}: {'; '.join(problems)}"
 
 
 def _aggregate(messages: list[str]) -> str:
     """utilerrors.NewAggregate(...).Error(): one message alone, several deduplicated in brackets."""
     unique = list(dict.fromkeys(messages))
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-
-
-def _go_quote(text: str) -> str:
-    """strconv.Quote (Go's %q)."""
-    out = []
-    for ch in text:
-        if ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    return '"' + "".join(out) + '"'
 
 
 # k8s.io/apimachinery/pkg/util/validation
