@@ -620,3 +620,27 @@ def test_applying_an_object_of_only_a_name_creates_it_with_its_name():
         manager="m", force=False, now="2024-01-01T00:00:00Z", api_version="v1",
     )
     assert created["metadata"]["name"] == "x"
+
+
+def test_the_field_set_of_a_new_object_equals_the_comparison_against_nothing():
+    """The create fast path (added_object) must record exactly what compare_objects would."""
+    from pathlib import Path
+
+    import yaml
+
+    from mockapi import app as app_
+    from mockapi.fieldmanager.schematype import root_type
+    from mockapi.fieldmanager.typed import added_object, compare_objects
+
+    server = app_.build()
+    root = Path(__file__).resolve().parents[1]
+    documents = [d for p in sorted((root / "testdata").glob("*.yaml")) for d in yaml.safe_load_all(p.read_text()) if d]
+    assert len(documents) > 50
+    for obj in documents:
+        group, _, version = obj["apiVersion"].rpartition("/")
+        rt = server.types.by_kind(group, version, obj["kind"])
+        if rt is None:
+            continue
+        for ignore in ((), ("status",)):
+            schema_root = root_type(rt.schema)
+            assert added_object(schema_root, obj, ignore) == compare_objects(schema_root, {}, obj, ignore)[0], obj["metadata"]["name"]

@@ -43,6 +43,7 @@ from mockapi.fieldmanager.managed import (
 from mockapi.fieldmanager.schematype import TypeNode, root_type
 from mockapi.fieldmanager.typed import (
     TypedError,
+    added_object,
     compare_objects,
     merge,
     object_field_set,
@@ -80,7 +81,10 @@ def update(
     if not managers and old is not None:
         return []  # untracked objects stay untracked until the first apply (skipnonapplied.go)
     try:
-        added, modified, removed = compare_objects(root_type(schema), old or {}, new, ignore)
+        if old is None:
+            added, modified, removed = added_object(root_type(schema), new, ignore), {}, {}
+        else:
+            added, modified, removed = compare_objects(root_type(schema), old, new, ignore)
     except TypedError:
         return list(_managed_fields(old) or ())  # UpdateNoErrors keeps what was there
     if not (added or modified or removed):

@@ -300,6 +300,42 @@ def compare_objects(root: TypeNode, old: dict, new: dict, ignore: Iterable[str] 
     return sorted_node(added), sorted_node(modified), sorted_node(removed)
 
 
+def added_object(root: TypeNode, new: dict, ignore: Iterable[str] = ()) -> dict:
+    """``compare_objects(root, {}, new)[0]`` without comparing: every recorded path of a new
+    object (the create path, where a comparison against nothing is pure overhead)."""
+    out: dict = {}
+    for key, value in new.items():
+        if key in ignore or key in _TYPE_META:
+            continue
+        try:
+            if key == "metadata":  # compared from {} not from absent: no member marker of its own
+                node = _added(OBJECT_META, _recorded_meta(value), member=False)
+                if node is not None:
+                    out["f:" + key] = node
+            else:
+                out["f:" + key] = _added(root.field(key)[0], value)
+        except TypedError as exc:
+            raise exc.within(_prefix("f:" + key)) from None
+    return sorted_node(out)
+
+
+def _added(t: TypeNode, value: Any, *, member: bool = True) -> dict | None:
+    """``compare(t, ABSENT, value)[0]`` (``member=False``: ``compare(t, {}, value)[0]``)."""
+    t = shape(t, value)
+    if t.leaf or not value:
+        return LEAF if member else None
+    children: dict = {}
+    if t.kind is MAP:
+        if value.__class__ is dict:
+            for key, child in value.items():
+                children["f:" + key] = _added(t.field(key)[0], child)
+    else:
+        order, items = index_items(t, value if value.__class__ is list else (), strict=False)
+        for pe in order:
+            children[pe] = _added(t.elem, items[pe])
+    return make_node(member, sorted_node(children))
+
+
 def _keys(old: dict, new: dict) -> list:
     return list(old) + [key for key in new if key not in old]
 
