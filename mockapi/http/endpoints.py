@@ -6,7 +6,10 @@ Everything under ``/api`` and ``/apis`` goes through the thin dispatcher in
 
 from __future__ import annotations
 
+import json
 import platform
+from collections.abc import Iterable
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -31,6 +34,21 @@ def version_info() -> dict:
         "compiler": "gc",
         "platform": f"linux/{machine}",
     }
+
+
+HEALTH_CHECKS = ("ping", "store")
+
+
+def health_report(name: str, *, excluded: Iterable[str] = ()) -> str:
+    """The verbose body of ``/healthz``, ``/livez`` or ``/readyz`` as kube-apiserver writes it
+    (apiserver ``healthz.handleRootHealth``): one line per check, ``exclude``d ones marked."""
+    excluded = set(excluded)
+    unknown = excluded - set(HEALTH_CHECKS)
+    lines = [f"[+]{check} excluded: ok" if check in excluded else f"[+]{check} ok" for check in HEALTH_CHECKS]
+    if unknown:
+        quoted = ",".join(json.dumps(check) for check in sorted(unknown))
+        lines.append(f"warn: some health checks cannot be excluded: no matches for {quoted}")
+    return "\n".join(lines + [f"{name} check passed"]) + "\n"
 
 
 def _status_response(exc: errors.StatusError) -> Response:
@@ -62,16 +80,18 @@ def create_app(openapi) -> FastAPI:
 
     def health(name: str):
         async def check(request: Request) -> Response:
-            checks = ["ping", "store"]
-            if "verbose" in request.query_params:
-                lines = [f"[+]{c} ok" for c in checks] + [f"{name} check passed"]
-                return PlainTextResponse("\n".join(lines) + "\n")
-            return PlainTextResponse("ok")
+            report = health_report(name, excluded=request.query_params.getlist("exclude"))
+            return PlainTextResponse(report if "verbose" in request.query_params else "ok")
 
         return check
 
+    async def single_check(request: Request) -> Response:
+        return PlainTextResponse("ok")  # every check passes while the process serves requests
+
     for name in ("healthz", "livez", "readyz"):
         app.add_api_route(f"/{name}", health(name), methods=["GET"])
+        for check_name in HEALTH_CHECKS:
+            app.add_api_route(f"/{name}/{check_name}", single_check, methods=["GET"])
 
     @app.get("/openapi/v3")
     async def openapi_v3_root() -> Response:

@@ -94,6 +94,9 @@ class KubeAPI:
         handler = HANDLERS.get(info.verb)
         if handler is None:
             raise errors.method_not_supported(rt.group_resource, info.verb)
+        deprecated = self.registry.lifecycle.deprecation_warning(rt)
+        if deprecated:
+            send = responses.with_headers(send, [responses.warning_header(deprecated)])
         call = Call(info, rt, self.registry, headers, receive, send, self.max_body, self.watch_settings)
         await handler(call)
 

@@ -18,6 +18,17 @@ def warning_header(text: str) -> tuple[bytes, bytes]:
     return b"warning", f'299 - "{escaped}"'.encode("utf-8", "replace")
 
 
+def with_headers(send, headers: list[tuple[bytes, bytes]]):
+    """An ASGI ``send`` that adds ``headers`` (first) to the response it starts."""
+
+    async def sending(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*headers, *message.get("headers", ())]}
+        await send(message)
+
+    return sending
+
+
 async def send_bytes(send, status: int, body: bytes, *, content_type: bytes = JSON, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
     await send(
         {

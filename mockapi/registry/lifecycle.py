@@ -3,7 +3,8 @@
 - **CustomResourceDefinition**: on create/update its status gets NamesAccepted and Established
   (or NamesAccepted=False on a name conflict) and its kinds are served at once; on delete its
   objects are deleted (with DELETED events), its watchers closed and its kinds unregistered —
-  what the apiextensions controllers do, without the wait.
+  what the apiextensions controllers do, without the wait. Requests to a served version marked
+  ``deprecated`` get its deprecation warning (:meth:`Lifecycle.deprecation_warning`).
 - **DevicePrivilegedClaim**: only in namespaces labelled ``devmgmtproto.k8s.io/admin-access=true``
   (403 Forbidden otherwise).
 - **Namespace**: objects can only be created in an existing, non-terminating namespace; deleting a
@@ -14,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from mockapi import errors, gvk
@@ -40,6 +42,7 @@ class Lifecycle:
     def __init__(self, registry: "Registry") -> None:
         self.registry = registry
         self._served: dict[str, list[ResourceType]] = {}  # CRD name → the types it serves
+        self._deprecations: dict[tuple[str, str, str], str] = {}  # (group, version, plural) → warning
 
     # ----------------------------------------------------------- namespaces
     def require_namespace(self, rt: ResourceType, obj: dict) -> None:
@@ -127,11 +130,16 @@ class Lifecycle:
         elif rt.namespaced:
             self._finish_namespace(obj["metadata"].get("namespace", ""))
 
+    def deprecation_warning(self, rt: ResourceType) -> str:
+        """The Warning every request to a deprecated version of a custom resource gets, or ""."""
+        return self._deprecations.get((rt.group, rt.version, rt.plural), "")
+
     def serve_crd(self, crd: dict) -> None:
         name = crd["metadata"]["name"]
         accepted = _condition(crd, "NamesAccepted") == "True"
         new_types = gvk.from_crd(crd) if accepted else []
         old_types = self._served.get(name, [])
+        self._set_deprecations(old_types, new_types, deprecation_warnings(crd) if accepted else {})
         if old_types == new_types:
             return
         types = self.registry.types
@@ -144,8 +152,16 @@ class Lifecycle:
             types.register(new)
         self._served[name] = new_types
 
+    def _set_deprecations(self, old_types: list[ResourceType], new_types: list[ResourceType], warnings: dict[str, str]) -> None:
+        for rt in old_types:
+            self._deprecations.pop((rt.group, rt.version, rt.plural), None)
+        for rt in new_types:
+            if warnings.get(rt.version):
+                self._deprecations[(rt.group, rt.version, rt.plural)] = warnings[rt.version]
+
     def _unserve_crd(self, name: str, *, drop: bool) -> None:
         for rt in self._served.pop(name, []):
+            self._deprecations.pop((rt.group, rt.version, rt.plural), None)
             self.registry.types.unregister(rt)
             if drop:
                 self.registry.store.drop_resource(rt.group_resource)
@@ -202,6 +218,40 @@ class Lifecycle:
                 if candidate and candidate in taken:
                     return reason, f'"{candidate}" is already in use'
         return "", ""
+
+
+def deprecation_warnings(crd: dict) -> dict[str, str]:
+    """version → the warning kube-apiserver sends for each request to it, for the served versions
+    marked ``deprecated`` (apiextensions' ``deprecationWarning``, or its default: ``<group>/<version>
+    <Kind> is deprecated``, with ``; use <group>/<version> <Kind>`` naming the most preferred served,
+    non-deprecated version that is newer)."""
+    spec = crd["spec"]
+    group, kind = spec["group"], spec["names"]["kind"]
+    served = [v for v in spec.get("versions") or [] if v.get("served", True)]
+    warnings = {}
+    for version in served:
+        if version.get("deprecated") is not True:
+            continue
+        if isinstance(version.get("deprecationWarning"), str):
+            warnings[version["name"]] = version["deprecationWarning"]
+            continue
+        newer = sorted(
+            (v["name"] for v in served if not v.get("deprecated") and version_priority(v["name"]) < version_priority(version["name"])),
+            key=version_priority,
+        )
+        message = f"{group}/{version['name']} {kind} is deprecated"
+        warnings[version["name"]] = message + (f"; use {group}/{newer[0]} {kind}" if newer else "")
+    return warnings
+
+
+def version_priority(version: str) -> tuple:
+    """A sort key, most preferred first: GA, beta, alpha, higher numbers first, then other names
+    alphabetically (apimachinery's ``CompareKubeAwareVersionStrings``)."""
+    match = re.fullmatch(r"v([0-9]+)(?:(alpha|beta)([0-9]+))?", version)
+    if match is None:
+        return (1, 0, 0, 0, version)
+    level = {None: 0, "beta": 1, "alpha": 2}[match.group(2)]
+    return (0, level, -int(match.group(1)), -int(match.group(3) or 0), "")
 
 
 def _condition(obj: dict, kind: str) -> str:

@@ -446,6 +446,7 @@ class Registry:
         problems += strategy.validate(obj, old)
         if problems:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name") or obj["metadata"].get("generateName", ""), problems)
+        opts.warnings.extend(strategy.warnings(obj, old))
 
 
 def _raise_decode_errors(rt: ResourceType, problems: list[errors.FieldError]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from mockapi import errors
 from mockapi.gvk import ResourceType
+from mockapi.schema.structural import go_quote
 
 _NOT_SPEC = ("apiVersion", "kind", "metadata", "status")
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
@@ -57,6 +58,10 @@ class Strategy:
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         return []
 
+    def warnings(self, obj: dict, old: dict | None) -> list[str]:
+        """Warnings for a valid write (kube's ``WarningsOnCreate`` / ``WarningsOnUpdate``)."""
+        return []
+
     def field_value(self, obj: dict, path: str) -> Any:
         """The value a field selector on ``path`` compares against (a dotted path by default)."""
         return get_path(obj, path)
@@ -78,9 +83,36 @@ class CustomResourceStrategy(Strategy):
     return_deleted_object = True
     typed = False
 
+    def warnings(self, obj: dict, old: dict | None) -> list[str]:
+        return finalizer_warnings(obj, old)
+
+
+# Finalizers kube-apiserver knows without a domain (core's standardFinalizers).
+STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+
+
+def finalizer_warnings(obj: dict, old: dict | None) -> list[str]:
+    """apiextensions' warnings for custom resources: each finalizer the write adds that has no
+    ``/`` and is not a standard one (kube 1.32 wording, sorted like the Go set it comes from)."""
+    added = set(_finalizers(obj)) - set(_finalizers(old) if old is not None else ())
+    return [
+        f"metadata.finalizers: {go_quote(name)}: prefer a domain-qualified finalizer name including a path (/) "
+        "to avoid accidental conflicts with other finalizer writers"
+        for name in sorted(added)
+        if "/" not in name and name not in STANDARD_FINALIZERS
+    ]
+
+
+def _finalizers(obj: dict) -> list[str]:
+    finalizers = (obj.get("metadata") or {}).get("finalizers") or ()
+    return [name for name in finalizers if isinstance(name, str)]
+
 
 class CustomResourceDefinitionStrategy(CustomResourceStrategy):
     typed = True
+
+    def warnings(self, obj: dict, old: dict | None) -> list[str]:
+        return []  # a CRD is not a custom resource: apiextensions' CRD strategy warns about other things
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         from mockapi.schema import crd as crd_validation
