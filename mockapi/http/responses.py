@@ -50,14 +50,21 @@ async def send_error(send, exc: errors.StatusError) -> None:
 
 
 def list_body(rt: ResourceType, rv: int, items: list[bytes], *, continue_token: str = "", remaining: int | None = None) -> bytes:
+    """A List around stored bytes, joined once (a 1,000-item list is megabytes: no extra copies)."""
     meta = b'{"resourceVersion":"' + str(rv).encode() + b'"'
     if continue_token:
         meta += b',"continue":"' + continue_token.encode() + b'"'
         if remaining is not None:
             meta += b',"remainingItemCount":' + str(remaining).encode()
-    meta += b"}"
-    head = b'{"apiVersion":"' + rt.api_version.encode() + b'","kind":"' + rt.list_kind.encode() + b'","metadata":' + meta
-    return head + b',"items":[' + b",".join(items) + b"]}"
+    head = b'{"apiVersion":"' + rt.api_version.encode() + b'","kind":"' + rt.list_kind.encode() + b'","metadata":' + meta + b'},"items":['
+    parts = [head]
+    for item in items:
+        parts.append(item)
+        parts.append(b",")
+    if items:
+        parts.pop()
+    parts.append(b"]}")
+    return b"".join(parts)
 
 
 def success_status(rt: ResourceType, name: str, uid: str | None) -> bytes:

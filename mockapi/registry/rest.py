@@ -443,7 +443,7 @@ class Registry:
         if strategy.typed:
             _raise_decode_errors(rt, problems)
         problems = meta_rules.validate_object_meta(obj["metadata"], namespaced=rt.namespaced, name_rule=strategy.name_rule) + problems
-        problems += strategy.validate(obj, old)
+        problems += strategy.validate_meta(obj) + strategy.validate(obj, old)
         if problems:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name") or obj["metadata"].get("generateName", ""), problems)
         opts.warnings.extend(strategy.warnings(obj, old))

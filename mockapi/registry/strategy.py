@@ -29,6 +29,8 @@ def spec_of(obj: dict) -> dict:
 
 
 class Strategy:
+    """The defaults are core v1's; custom resources override them below."""
+
     tracks_generation = False
     unconditional_update = True
     create_on_update = False
@@ -57,6 +59,10 @@ class Strategy:
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         return []
+
+    def validate_meta(self, obj: dict) -> list[errors.FieldError]:
+        """Kind-family rules on ObjectMeta beyond the generic ones (core: finalizer names)."""
+        return finalizer_errors(obj) if self.rt.builtin and not self.rt.group else []
 
     def warnings(self, obj: dict, old: dict | None) -> list[str]:
         """Warnings for a valid write (kube's ``WarningsOnCreate`` / ``WarningsOnUpdate``)."""
@@ -99,6 +105,15 @@ def finalizer_warnings(obj: dict, old: dict | None) -> list[str]:
         f"metadata.finalizers: {go_quote(name)}: prefer a domain-qualified finalizer name including a path (/) "
         "to avoid accidental conflicts with other finalizer writers"
         for name in sorted(added)
+        if "/" not in name and name not in STANDARD_FINALIZERS
+    ]
+
+
+def finalizer_errors(obj: dict) -> list[errors.FieldError]:
+    """Core v1 kinds refuse what custom resources only warn about (core's ValidateFinalizerName)."""
+    return [
+        errors.FieldError("invalid", f"metadata.finalizers[{index}]", "name is neither a standard finalizer name nor is it fully qualified", value=name)
+        for index, name in enumerate(_finalizers(obj))
         if "/" not in name and name not in STANDARD_FINALIZERS
     ]
 

@@ -600,12 +600,6 @@ def test_an_object_read_through_another_served_version_carries_that_version(kube
     assert kubectl("get", "gizmos.v2.example.com", "g", "-o", "jsonpath={.apiVersion}").stdout == "example.com/v2"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core kinds accept a finalizer without a domain; kube-apiserver refuses it (422 `name is neither a "
-    "standard finalizer name nor is it fully qualified`): `kubectl create -f` of a ConfigMap with "
-    "finalizers: [hold] succeeds here (the check belongs in mockapi/schema/meta.py)",
-)
 def test_core_kinds_refuse_finalizers_without_a_domain(kubectl, write):
     config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["hold"]}}
     refused = kubectl("create", "-f", write("cm.yaml", [config_map]), check=False)
