@@ -9,6 +9,7 @@ users apply at run time — one path for all of them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from mockapi.errors import GroupResource
@@ -75,8 +76,9 @@ class ResourceType:
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
+    @cached_property
     def group_resource(self) -> GroupResource:
+        """One shared value per type (it keys the store and every history event)."""
         return GroupResource(self.group, self.plural)
 
     @property
