@@ -33,7 +33,7 @@ from mockapi import decoding, errors
 from mockapi.registry import reset as resets
 from mockapi.registry.options import ListOptions
 from mockapi.registry.rest import Registry
-from mockapi.wire import is_bool, parse_bool
+from mockapi.wire import query_bool
 
 PREFIX = "/mockapi/v1"
 JSON = "application/json"
@@ -214,8 +214,8 @@ def mount(app, control: ControlPlane) -> None:
     @app.post(f"{PREFIX}/reset")
     async def reset(request: Request) -> Response:
         query = request.query_params
-        keep_crds = _bool(query, "keepCRDs", default=True)
-        keep_namespaces = _bool(query, "keepNamespaces", default=False)
+        keep_crds = query_bool(query, "keepCRDs", default=True)
+        keep_namespaces = query_bool(query, "keepNamespaces", default=False)
         return json(control.reset(keep_crds=keep_crds, keep_namespaces=keep_namespaces))
 
     @app.post(f"{PREFIX}/load")
@@ -259,15 +259,6 @@ def mount(app, control: ControlPlane) -> None:
         gate = _gate(control)
         stepped = gate.step(_claim_key(gate, body), all=bool(body.get("all")))
         return json({"stepped": [key.to_dict() for key in stepped], **gate.describe()})
-
-
-def _bool(query, name: str, *, default: bool) -> bool:
-    value = query.get(name)
-    if value is None or value == "":
-        return default
-    if not is_bool(value):
-        raise errors.bad_request(f'invalid boolean value "{value}" for {name}')
-    return parse_bool(value)
 
 
 async def _json_body(request) -> dict:

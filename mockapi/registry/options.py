@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from mockapi import errors, selectors
-from mockapi.wire import is_bool, parse_bool
+from mockapi.wire import query_bool
 
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 DEFAULT_FIELD_VALIDATION = "Warn"
@@ -25,15 +25,6 @@ def _int_param(query: dict[str, str], name: str) -> int | None:
         return int(raw)
     except ValueError:
         raise errors.bad_request(f'{name}: Invalid value: "{raw}": must be an integer') from None
-
-
-def _bool_param(query: dict[str, str], name: str) -> bool:
-    raw = query.get(name)
-    if raw is None or raw == "":
-        return False
-    if not is_bool(raw):
-        raise errors.bad_request(f'{name}: Invalid value: "{raw}": must be a boolean')
-    return parse_bool(raw)
 
 
 def _dry_run(query: dict[str, str]) -> bool:
@@ -69,11 +60,11 @@ class ListOptions:
             continue_token=query.get("continue") or "",
             resource_version=query.get("resourceVersion") or "",
             resource_version_match=query.get("resourceVersionMatch") or "",
-            allow_bookmarks=_bool_param(query, "allowWatchBookmarks"),
+            allow_bookmarks=query_bool(query, "allowWatchBookmarks"),
             timeout_seconds=_int_param(query, "timeoutSeconds"),
         )
         if "sendInitialEvents" in query:
-            opts.send_initial_events = _bool_param(query, "sendInitialEvents")
+            opts.send_initial_events = query_bool(query, "sendInitialEvents")
         opts._validate(watch=watch)
         return opts
 
@@ -127,8 +118,8 @@ class WriteOptions:
             )
         manager = query.get("fieldManager") or ""
         if len(manager) > 128:
-            raise errors.unprocessable(f'fieldManager: Too long: may not be more than 128 bytes')
-        return cls(dry_run=_dry_run(query), field_manager=manager, field_validation=validation, force=_bool_param(query, "force"))
+            raise errors.unprocessable('fieldManager: Too long: may not be more than 128 bytes')
+        return cls(dry_run=_dry_run(query), field_manager=manager, field_validation=validation, force=query_bool(query, "force"))
 
 
 @dataclass

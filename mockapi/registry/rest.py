@@ -318,7 +318,7 @@ class Registry:
         elif patch_type == MERGE_PATCH:
             patched = patch.merge_patch(old, document)
         elif patch_type == STRATEGIC_PATCH:
-            patched = patch.strategic_merge_patch(old, _require_object(document), rt.schema)
+            patched = patch.strategic_merge_patch(old, document, rt.schema)
         else:
             patched = self._apply(rt, old, document, namespace, name, opts, subresource=subresource)
         obj = self._check_body(rt, patched, namespace, name=name)
@@ -479,12 +479,6 @@ def _canonicalize(obj: dict) -> None:
     for key in _OMIT_EMPTY:
         if key in meta and not meta[key]:
             del meta[key]
-
-
-def _require_object(document: Any) -> dict:
-    if not isinstance(document, dict):
-        raise errors.bad_request(f"the body of the request must be a JSON object, not {_json_type(document)}")
-    return document
 
 
 def _json_type(value: Any) -> str:
