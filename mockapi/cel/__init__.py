@@ -9,10 +9,14 @@ A quantity or version value is a small ``map(string, string)`` (the runtime cann
 objects): ``{"quantity": "<nano-units>"}`` and ``{"semver": "<version without build metadata>"}``,
 so ``==`` compares them by value (``quantity('1Gi') == quantity('1024Mi')``).
 
-Safety: an expression longer than 10 KiB is refused (Kubernetes' limit); the runtime itself bounds
-nesting (32) and comprehension iterations (~10,000 per evaluation), and callers check a time budget
-between devices. Compiling is cached per expression text, failures included. Errors are values a
-caller reports: :class:`CompileError` and :class:`EvaluationError` carry a message a person can act on.
+Safety: an expression longer than 10 KiB is refused (Kubernetes' limit), and so is one whose
+worst-case cost, estimated as Kubernetes DRA does (:mod:`mockapi.cel.cost`), exceeds DRA's budget
+(:class:`CostLimitExceeded`); the runtime itself bounds nesting (32) and comprehension iterations
+(~10,000 per evaluation). The runtime cannot be interrupted and holds the GIL while it evaluates, so
+:attr:`Program.cost` tells callers whether an evaluation is cheap enough for the event loop; the
+others go to :mod:`mockapi.cel.isolated`, a process that is killed at the caller's deadline.
+Compiling is cached per expression text, failures included. Errors are values a caller reports:
+:class:`CompileError` and :class:`EvaluationError` carry a message a person can act on.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import semver as semverlib
 from cel_expr_python import cel as _cel
 
 from mockapi import quantity as quantities
+from mockapi.cel import cost as costs
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 _CACHE_LIMIT = 4096
@@ -33,6 +38,14 @@ _VALUE = _cel.Type.Map(_STR, _STR)  # a quantity or a version
 
 class CompileError(Exception):
     """The expression does not compile (syntax, types, length, or it cannot produce a bool)."""
+
+
+class CostLimitExceeded(CompileError):
+    """The expression compiles, but its estimated worst-case cost is over :data:`~.cost.MAX_COST`."""
+
+    def __init__(self, estimate: int) -> None:
+        super().__init__(costs.exceeds_message(estimate))
+        self.estimate = estimate
 
 
 class EvaluationError(Exception):
@@ -152,11 +165,17 @@ _ENV = _cel.NewEnv(variables={"device": _cel.Type.Map(_STR, _cel.Type.DYN)}, fun
 class Program:
     """A compiled expression: evaluate it against device activations."""
 
-    __slots__ = ("expression", "_compiled")
+    __slots__ = ("expression", "cost", "_compiled")
 
-    def __init__(self, expression: str, compiled) -> None:
+    def __init__(self, expression: str, compiled, cost: int) -> None:
         self.expression = expression
+        self.cost = cost  # the estimated worst case, in cost units (about 60 ns each here)
         self._compiled = compiled
+
+    @property
+    def inline(self) -> bool:
+        """Whether one evaluation is cheap enough (~1 ms at most) to run on the event loop."""
+        return self.cost <= costs.INLINE_COST
 
     def evaluate(self, activation) -> bool:
         """True or False; raises :class:`EvaluationError` with the runtime's reason otherwise."""
@@ -204,7 +223,10 @@ def _compile(expression: str) -> Program | CompileError:
     result = compiled.return_type()
     if result != _BOOL and result != _cel.Type.DYN:
         return CompileError(f"the expression must evaluate to a bool, not a {result.name().lower()}")
-    return Program(expression, compiled)
+    estimate = costs.estimate(compiled.serialize())
+    if estimate > costs.MAX_COST:
+        return CostLimitExceeded(estimate)
+    return Program(expression, compiled, estimate)
 
 
 def _compile_text(exc: RuntimeError) -> str:

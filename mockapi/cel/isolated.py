@@ -1,0 +1,123 @@
+"""Evaluate constraints in a child process that the caller kills at its deadline.
+
+The CEL runtime cannot be interrupted and holds the GIL for the whole of an evaluation, so an
+expression that may run long (estimated above :data:`~mockapi.cel.cost.INLINE_COST`) or a device
+whose values are larger than the estimate assumed would stall every request the server handles if
+it ran in the server's process. Here it runs in ``python -m mockapi.cel.isolated``: the caller
+(the allocator's worker thread) waits on a pipe without the GIL, and at its deadline kills the
+child — the hard stop the runtime lacks — and raises :class:`Timeout`. The next call starts a new
+child. Requests are length-prefixed JSON ``[expression, values]``; replies ``[true, result]`` or
+``[false, error]``. One request at a time (a lock); the child compiles with the same cache and
+cost limit as the server.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import orjson
+
+STARTUP_SECONDS = 30.0  # importing the runtime; not charged to a caller's deadline
+_READY = b"R"
+
+
+class Timeout(Exception):
+    """The deadline passed before the child answered (the child was killed)."""
+
+
+class Isolated:
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+
+    def evaluate(self, expression: str, values: dict[str, Any], *, deadline: float) -> bool:
+        """The expression's result on ``values`` (a device's attributes as CEL sees them);
+        raises ``cel.EvaluationError``, ``cel.CompileError`` or :class:`Timeout`."""
+        from mockapi import cel
+
+        with self._lock:
+            process = self._running()
+            request = orjson.dumps([expression, values])
+            try:
+                os.write(process.stdin.fileno(), len(request).to_bytes(4, "big") + request)
+                ok, result = orjson.loads(self._read_reply(process, deadline))
+            except (OSError, ValueError) as exc:
+                self._stop()
+                raise cel.EvaluationError(f"the isolated evaluator failed: {exc}") from None
+        if ok:
+            return result
+        raise cel.EvaluationError(result)
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+    # ------------------------------------------------------------- the child
+    def _running(self) -> subprocess.Popen:
+        if self._process is None or self._process.poll() is not None:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "mockapi.cel.isolated"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+            )
+            if _read(self._process, 1, time.monotonic() + STARTUP_SECONDS) != _READY:
+                self._stop()
+                raise OSError("the isolated evaluator did not start")
+        return self._process
+
+    def _read_reply(self, process: subprocess.Popen, deadline: float) -> bytes:
+        try:
+            size = int.from_bytes(_read(process, 4, deadline), "big")
+            return _read(process, size, deadline)
+        except Timeout:
+            self._stop()
+            raise
+
+    def _stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            process.kill()
+            process.wait()
+            process.stdin.close()
+            process.stdout.close()
+
+
+def _read(process: subprocess.Popen, size: int, deadline: float) -> bytes:
+    """Exactly ``size`` bytes from the child, or :class:`Timeout` when the deadline passes first."""
+    fd, chunks, left = process.stdout.fileno(), [], size
+    while left:
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            raise Timeout()
+        chunk = os.read(fd, left)
+        if not chunk:
+            raise OSError("the isolated evaluator exited")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+# ------------------------------------------------------------ in the child
+def _serve() -> None:
+    from mockapi import cel
+
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    sink.write(_READY)
+    sink.flush()
+    while header := source.read(4):
+        expression, values = orjson.loads(source.read(int.from_bytes(header, "big")))
+        try:
+            reply = [True, cel.compile(expression).evaluate(cel.activation(values))]
+        except (cel.CompileError, cel.EvaluationError) as exc:
+            reply = [False, str(exc)]
+        body = orjson.dumps(reply)
+        sink.write(len(body).to_bytes(4, "big") + body)
+        sink.flush()
+
+
+if __name__ == "__main__":
+    _serve()
