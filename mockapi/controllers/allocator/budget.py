@@ -1,4 +1,8 @@
-"""The search budget: steps and wall time per allocation cycle (ALLOCATOR.md, Search)."""
+"""The search budget: steps and wall time per allocation cycle (ALLOCATOR.md, Search).
+
+A cycle first runs on the event loop with a *slice* (:data:`INLINE_SLICE`): when the slice is used
+up, or the cycle would evaluate an expression too costly for the loop, :class:`Preempted` stops it
+and the cycle runs again in the allocator's worker thread, with the whole budget."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from dataclasses import dataclass
 
 DEFAULT_STEPS = 200_000
 DEFAULT_SECONDS = 0.25
+INLINE_SLICE = 0.002  # how long a cycle may hold the event loop before it moves off it
 
 
 @dataclass(frozen=True)
@@ -16,26 +21,52 @@ class Limits:
 
 
 class Exhausted(Exception):
-    """The budget ran out (the cycle turns this into AllocationTimeout, with backoff)."""
+    """The budget ran out (the cycle turns this into AllocationTimeout, with backoff); ``what``
+    says what was running when it did, if not the search."""
+
+    def __init__(self, what: str = "") -> None:
+        super().__init__(what)
+        self.what = what
+
+
+class Preempted(Exception):
+    """The cycle would hold the event loop too long: run it again off the loop."""
 
 
 class Budget:
-    __slots__ = ("limits", "steps", "deadline", "_clock")
+    __slots__ = ("limits", "steps", "deadline", "slice_end", "_clock")
 
-    def __init__(self, limits: Limits = Limits(), *, clock=time.monotonic) -> None:
+    def __init__(self, limits: Limits = Limits(), *, clock=time.monotonic, slice_seconds: float | None = None) -> None:
         self.limits = limits
         self.steps = 0
         self._clock = clock
-        self.deadline = clock() + limits.seconds
+        now = clock()
+        self.deadline = now + limits.seconds
+        self.slice_end = None if slice_seconds is None else now + slice_seconds
 
     def spend(self, steps: int = 1) -> None:
         self.steps += steps
-        if self.steps > self.limits.steps or (self.steps & 255 == 0 and self._clock() > self.deadline):
+        if self.steps > self.limits.steps:
             raise Exhausted()
+        if self.steps & 255 == 0:
+            self.check_time()
 
     def check_time(self) -> None:
-        if self._clock() > self.deadline:
+        now = self._clock()
+        if now > self.deadline:
             raise Exhausted()
+        if self.slice_end is not None and now > self.slice_end:
+            raise Preempted()
+
+    @property
+    def inline(self) -> bool:
+        """Whether this is an attempt on the event loop's thread (bounded by a slice)."""
+        return self.slice_end is not None
+
+    def off_loop(self) -> None:
+        """Work that must not run on the event loop is next: preempt an inline attempt."""
+        if self.slice_end is not None:
+            raise Preempted()
 
     def describe(self) -> str:
         return f"{self.limits.steps} steps or {self.limits.seconds:g}s"

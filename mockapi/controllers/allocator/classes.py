@@ -97,6 +97,7 @@ def _compile_class_constraints(entries: list[list[Option]]) -> kinds.Failure | N
         try:
             cel.compile(constraints)
         except cel.CompileError as exc:
-            message = f'DeviceClass "{option.device_class.name}" constraints {constraints!r} do not compile: {exc}'
+            why = "are" if isinstance(exc, cel.CostLimitExceeded) else "do not compile:"
+            message = f'DeviceClass "{option.device_class.name}" constraints {constraints!r} {why} {exc}'
             return kinds.failure(kinds.CONSTRAINT_COMPILE_ERROR, message)
     return None

@@ -7,6 +7,9 @@ The worker re-reads each claim before acting (level-triggered), runs one cycle
 (:func:`~.cycle.run_cycle`) and writes the outcome through ``/status`` with a resourceVersion
 precondition — a 409 means requeue. Allocated claims get the finalizer ``devmgmtproto.k8s.io/
 allocation``; deleting one frees its devices, then removes the finalizer.
+
+While a cycle runs, the informers' events wait in :attr:`Allocator.held` and are applied when it
+ends: a cycle may plan in a worker thread (:mod:`.cycle`), which must see the cache stand still.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ class Allocator:
         self._pending_sync = {kinds.POOLS, kinds.CLASSES, kinds.NODES, kinds.CLAIMS, kinds.PRIVILEGED_CLAIMS}
         self._watches: dict[Kind, asyncio.Task] = {}
         self._tasks: list[asyncio.Task] = []
+        self.held: list | None = None  # informer events held back while a cycle runs
 
     # ------------------------------------------------------------------ running
     async def run(self) -> None:
@@ -94,6 +98,8 @@ class Allocator:
                 async for event in self.client.watch(kind):
                     if event.type == SYNCED:
                         self._mark_synced(kind)
+                    elif self.held is not None:
+                        self.held.append((handle, event.type, event.object))
                     else:
                         handle(event.type, event.object)
             except asyncio.CancelledError:
@@ -161,7 +167,7 @@ class Allocator:
             self.queue.forget(key)  # the allocation stands, whatever the spec says now (rule 15)
         elif self._admitted(key):
             started = time.perf_counter()
-            plan = await run_cycle(self.planner, self.client, claim)
+            plan = await self._cycle(claim)
             if self.gate is not None:
                 reason = plan.failure.reason if plan.failure else kinds.ALLOCATED
                 self.gate.finished(_gate_key(key), reason=reason, seconds=time.perf_counter() - started)
@@ -169,6 +175,16 @@ class Allocator:
                 await self._allocate(key, claim, plan)
             else:
                 await self._fail(key, claim, plan.failure)
+
+    async def _cycle(self, claim: dict) -> Plan:
+        """One cycle, with the cache held still (the informers' events applied after it)."""
+        self.held = []
+        try:
+            return await run_cycle(self.planner, self.client, claim)
+        finally:
+            held, self.held = self.held, None
+            for handle, event_type, obj in held:
+                handle(event_type, obj)
 
     def _admitted(self, key: ClaimKey) -> bool:
         """Whether the gate lets this attempt go ahead (if not, it requeues the claim later)."""

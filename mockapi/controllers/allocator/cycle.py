@@ -2,19 +2,29 @@
 
     ValidateSpec → ResolveClasses → FilterDevices → Search (per node) → Score → DereferenceConfigs
 
-:meth:`Planner.plan` runs the synchronous steps on the cache (one consistent view; the event loop
-does not switch inside it); :func:`run_cycle` adds the steps that read the API. Every outcome is a
-value: a :class:`Plan` with a solution, or a :class:`~.kinds.Failure` with its reason and message.
+:meth:`Planner.plan` runs the synchronous steps on the cache; :func:`run_cycle` adds the steps that
+read the API. Every outcome is a value: a :class:`Plan` with a solution, or a
+:class:`~.kinds.Failure` with its reason and message.
+
+The event loop serves every API request, so a cycle may hold it for :data:`~.budget.INLINE_SLICE`
+only: :func:`run_cycle` plans inline first (most claims take well under a millisecond), and when
+the slice runs out or a costly CEL evaluation is next (:class:`~.budget.Preempted`), plans again
+in the planner's worker thread, whose Python work the interpreter interleaves with the loop's
+every few milliseconds, and whose costly evaluations run in a killable child process. The
+controller holds back cache updates while a cycle runs, so the thread sees one consistent view.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from mockapi import errors
 from mockapi.client import Client
 from mockapi.controllers.allocator import classes, configs, diagnose, kinds, request, score
-from mockapi.controllers.allocator.budget import Budget, Exhausted, Limits
+from mockapi.controllers.allocator.budget import INLINE_SLICE, Budget, Exhausted, Limits, Preempted
 from mockapi.controllers.allocator.cache import Cache
 from mockapi.controllers.allocator.filter import Candidates, Filter
 from mockapi.controllers.allocator.search import NodeSearch, Solution
@@ -45,9 +55,18 @@ class Planner:
             raise ValueError(f"unknown allocation policy {policy!r}; choose one of {', '.join(score.POLICIES)}")
         self.cache, self.policy, self.limits = cache, policy, limits
         self.filter = Filter()
+        self._worker: ThreadPoolExecutor | None = None
 
-    def plan(self, claim: dict, *, explain: bool = False) -> Plan:
-        budget = Budget(self.limits)
+    async def plan_off_loop(self, claim: dict) -> Plan:
+        """:meth:`plan` in the worker thread (the caller keeps the cache still meanwhile)."""
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="allocator-plan")
+        return await asyncio.get_running_loop().run_in_executor(self._worker, functools.partial(self.plan, claim))
+
+    def plan(self, claim: dict, *, explain: bool = False, inline: bool = False) -> Plan:
+        """The plan for ``claim``; ``inline``: raise :class:`Preempted` rather than hold the event
+        loop past :data:`INLINE_SLICE` or evaluate a costly expression."""
+        budget = Budget(self.limits, slice_seconds=INLINE_SLICE if inline else None)
         validated = request.validate(claim)  # ValidateSpec
         if isinstance(validated, kinds.Failure):
             return Plan(failure=validated)
@@ -63,11 +82,11 @@ class Planner:
                 return plan
             plan.rows = rows
             self._search(plan, budget, explain=explain)  # Search + Score
-        except Exhausted:
-            plan.failure = _timeout(plan, budget)
+        except Exhausted as exc:
+            plan.failure = _timeout(plan, budget, exc.what)
             return plan
         if plan.solution is None:
-            plan.failure = kinds.failure(kinds.UNSATISFIABLE, self._message(plan))
+            plan.failure = kinds.failure(kinds.UNSATISFIABLE, self._message(plan, _diagnosis_budget(budget)))
         return plan
 
     def _search(self, plan: Plan, budget: Budget, *, explain: bool) -> None:
@@ -94,13 +113,13 @@ class Planner:
             return Verdict(node, skipped="too few candidates")
         solution = NodeSearch(node, plan.rows, ledger, match, budget).run()
         if solution is None:
-            found = diagnose.diagnose(node, plan.rows, ledger, match, Budget(diagnose.DIAGNOSIS)) if explain else None
+            found = diagnose.diagnose(node, plan.rows, ledger, match, _diagnosis_budget(budget)) if explain else None
             return Verdict(node, diagnosis=found)
         free_left = score.free_after(solution, self.cache.inventory(), ledger)
         return Verdict(node, solution, score.key(self.policy, solution, free_left))
 
-    def _message(self, plan: Plan) -> str:
-        ledger, match, budget = self.cache.ledger, plan.request.match, Budget(diagnose.DIAGNOSIS)
+    def _message(self, plan: Plan, budget: Budget) -> str:
+        ledger, match = self.cache.ledger, plan.request.match
         for verdict in plan.verdicts:
             if verdict.diagnosis is None:
                 verdict.diagnosis = diagnose.diagnose(verdict.node, plan.rows, ledger, match, budget)
@@ -140,7 +159,16 @@ def _entry_describer(plan: Plan):
     return describe
 
 
-def _timeout(plan: Plan, budget: Budget) -> kinds.Failure:
+def _diagnosis_budget(budget: Budget) -> Budget:
+    """The diagnosis's own budget, within the same inline slice as the cycle's."""
+    found = Budget(diagnose.DIAGNOSIS)
+    found.slice_end = budget.slice_end
+    return found
+
+
+def _timeout(plan: Plan, budget: Budget, what: str = "") -> kinds.Failure:
+    if what:
+        return kinds.failure(kinds.ALLOCATION_TIMEOUT, f"{what} within the allocation budget ({budget.limits.seconds:g}s); simplify the expression")
     searched = len(plan.verdicts)
     message = (
         f"the search budget ({budget.describe()}) ran out after {budget.steps} steps on {searched} nodes; "
@@ -157,7 +185,10 @@ async def run_cycle(planner: Planner, client: Client, claim: dict) -> Plan:
         refused = await _privileged_refused(client, key)
         if refused is not None:
             return Plan(failure=refused)
-    plan = planner.plan(claim)
+    try:
+        plan = planner.plan(claim, inline=True)
+    except Preempted:
+        plan = await planner.plan_off_loop(claim)
     if plan.failure is not None:
         return plan
     found = await configs.dereference(client, plan.solution, key.namespace)  # DereferenceConfigs

@@ -6,6 +6,11 @@ and the detail's) and every per-device resource the detail requests, and the cla
 the claim constraints are true (rule 4). A CEL runtime error fails the claim with
 ConstraintEvaluationError, naming the expression and the device. Results are cached per pool
 version (and, for the whole inventory, per inventory version), so steady-state cycles do no CEL.
+
+An evaluation runs in this process only when it is cheap by its estimated cost and the device's
+values are within the sizes that estimate assumed (:mod:`mockapi.cel.cost`); any other runs in the
+isolated evaluator, off the event loop (:meth:`Budget.off_loop`), and is killed at the cycle's
+deadline (AllocationTimeout, naming the expression and the device).
 """
 
 from __future__ import annotations
@@ -13,14 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mockapi import cel
+from mockapi.cel import cost as costs
+from mockapi.cel import isolated
 from mockapi.controllers.allocator import kinds
-from mockapi.controllers.allocator.budget import Budget
+from mockapi.controllers.allocator.budget import Budget, Exhausted
 from mockapi.controllers.allocator.cache import Inventory
 from mockapi.controllers.allocator.classes import Option
 from mockapi.controllers.allocator.inventory import Device, Pool
 
 NAME = "FilterDevices"
 _CACHE_LIMIT = 200_000
+ISOLATED = isolated.Isolated()  # one child process for the allocator's costly evaluations
 
 
 @dataclass
@@ -145,8 +153,8 @@ def _filter_pool(option: Option, pool: Pool, claim_match: tuple[str, ...], budge
     for device in pool.devices:
         budget.check_time()
         why = _static_reason(device, needed, resources)
-        if why is None:
-            why = _constraints_reason(device, programs)
+        if why is None and programs:
+            why = _constraints_reason(device, programs, budget)
             if isinstance(why, kinds.Failure):
                 result.error = why
                 return result
@@ -178,12 +186,49 @@ def _programs(option: Option) -> list[tuple[str, cel.Program]]:
     return programs
 
 
-def _constraints_reason(device: Device, programs) -> str | kinds.Failure | None:
+def _constraints_reason(device: Device, programs, budget: Budget) -> str | kinds.Failure | None:
+    fits = _fits_estimate(device)
     for label, program in programs:
         try:
-            if not program.evaluate(device.activation()):
+            if program.inline and fits:
+                matched = program.evaluate(_activation(device, budget))
+            else:
+                matched = _evaluate_isolated(label, program, device, budget)
+            if not matched:
                 return f"{label} are false"
         except cel.EvaluationError as exc:
             message = f"{label} {program.expression!r} failed on device {device.pool.name}/{device.name}: {exc}"
             return kinds.failure(kinds.CONSTRAINT_EVALUATION_ERROR, message)
     return None
+
+
+def _activation(device: Device, budget: Budget):
+    """The device's cached bindings on the event loop's thread; fresh ones elsewhere (the runtime
+    ties bindings to the thread that made them)."""
+    return device.activation() if budget.inline else cel.activation({name: a.cel for name, a in device.attributes.items()})
+
+
+def _evaluate_isolated(label: str, program: cel.Program, device: Device, budget: Budget) -> bool:
+    budget.off_loop()
+    values = {name: a.cel for name, a in device.attributes.items()}
+    try:
+        return ISOLATED.evaluate(program.expression, values, deadline=budget.deadline)
+    except isolated.Timeout:
+        raise Exhausted(f"{label} {program.expression!r} did not finish on device {device.pool.name}/{device.name}") from None
+
+
+def _fits_estimate(device: Device) -> bool:
+    """Whether the device's values are within the sizes the cost estimate assumed (a pool stored
+    before those caps were validated, or one on a real cluster, may hold larger ones)."""
+    attributes = device.attributes
+    if len(attributes) > 2 * costs.MAX_ATTRIBUTES:
+        return False
+    for name, attribute in attributes.items():
+        value = attribute.cel
+        if len(name) > costs.MAX_NAME_LENGTH:
+            return False
+        if isinstance(value, str) and len(value) > costs.MAX_VALUE_LENGTH:
+            return False
+        if isinstance(value, dict) and any(len(part) > costs.MAX_VALUE_LENGTH for part in value.values()):
+            return False
+    return True

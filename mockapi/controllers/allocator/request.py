@@ -74,7 +74,8 @@ def validate(claim: dict) -> Request | kinds.Failure:
             try:
                 cel.compile(detail.constraints)
             except cel.CompileError as exc:
-                return kinds.failure(kinds.CONSTRAINT_COMPILE_ERROR, f"{detail.path}.constraints {detail.constraints!r} does not compile: {exc}")
+                why = "is" if isinstance(exc, cel.CostLimitExceeded) else "does not compile:"
+                return kinds.failure(kinds.CONSTRAINT_COMPILE_ERROR, f"{detail.path}.constraints {detail.constraints!r} {why} {exc}")
     generation = claim["metadata"].get("generation", 0)
     return Request(key, generation, entries, match, admin=key.privileged)
 
