@@ -14,7 +14,7 @@ import copy
 import re
 from typing import Any
 
-from mockapi import errors
+from mockapi import cel, errors
 from mockapi.gvk import ResourceType
 from mockapi.schema.structural import go_quote
 
@@ -91,6 +91,46 @@ class CustomResourceStrategy(Strategy):
 
     def warnings(self, obj: dict, old: dict | None) -> list[str]:
         return finalizer_warnings(obj, old)
+
+
+class DeviceConstraintsStrategy(CustomResourceStrategy):
+    """DeviceClaim, DevicePrivilegedClaim and DeviceClass: a CEL constraint whose estimated
+    worst-case cost exceeds DRA's limit is refused, as DRA's ``validateCELSelector`` does
+    (``Forbidden: too complex, exceeds cost limit``). Expressions that do not compile are left to
+    the allocator (ConstraintCompileError, ALLOCATOR.md rule 4); on update, expressions the old
+    object already had are not checked again (stored objects stay writable, as kube ratchets)."""
+
+    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
+        known = {expression for _, expression in constraints_of(old)} if old is not None else set()
+        return [
+            errors.FieldError("forbidden", path, "too complex, exceeds cost limit")
+            for path, expression in constraints_of(obj)
+            if expression not in known and _over_cost_limit(expression)
+        ]
+
+
+def constraints_of(obj: dict) -> list[tuple[str, str]]:
+    """(field path, expression) of every CEL constraint in a claim or class."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    found = [("spec.constraints", spec.get("constraints"))]
+    for index, entry in enumerate(spec.get("claims") or []):
+        if not isinstance(entry, dict):
+            continue
+        found.append((f"spec.claims[{index}].constraints", entry.get("constraints")))
+        for alternative, detail in enumerate(entry.get("oneOf") or []):
+            if isinstance(detail, dict):
+                found.append((f"spec.claims[{index}].oneOf[{alternative}].constraints", detail.get("constraints")))
+    return [(path, expression) for path, expression in found if isinstance(expression, str)]
+
+
+def _over_cost_limit(expression: str) -> bool:
+    try:
+        cel.compile(expression)
+    except cel.CostLimitExceeded:
+        return True
+    except cel.CompileError:
+        return False
+    return False
 
 
 # Finalizers kube-apiserver knows without a domain (core's standardFinalizers).
@@ -275,10 +315,18 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
 }
 
 
+_DEVICE_GROUP = "devmgmtproto.k8s.io"
+_CUSTOM: dict[tuple[str, str], type[Strategy]] = {
+    (_DEVICE_GROUP, "DeviceClaim"): DeviceConstraintsStrategy,
+    (_DEVICE_GROUP, "DevicePrivilegedClaim"): DeviceConstraintsStrategy,
+    (_DEVICE_GROUP, "DeviceClass"): DeviceConstraintsStrategy,
+}
+
+
 def for_type(rt: ResourceType) -> Strategy:
     if rt.builtin:
         return _BUILTIN.get((rt.group, rt.kind), Strategy)(rt)
-    return CustomResourceStrategy(rt)
+    return _CUSTOM.get((rt.group, rt.kind), CustomResourceStrategy)(rt)
 
 
 def get_path(obj: Any, path: str) -> Any:
