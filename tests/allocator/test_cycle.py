@@ -1,11 +1,15 @@
 """run_cycle: the plan plus what needs the API — privileged namespaces and configs."""
 
 import asyncio
+import threading
+
+import pytest
 
 from mockapi import errors
 from mockapi.controllers.allocator import kinds
+from mockapi.controllers.allocator.budget import Preempted
 from mockapi.controllers.allocator.cycle import run_cycle
-from tests.allocator.conftest import World, claim, detail, device_class, pool
+from tests.allocator.conftest import World, claim, detail, device, device_class, pool
 
 
 class Objects:
@@ -59,3 +63,44 @@ def test_a_privileged_claim_outside_an_opted_in_namespace_is_refused():
     assert plan.failure.message == 'namespace "default" does not allow admin access to devices: label it devmgmtproto.k8s.io/admin-access=true'
     opted = {"kind": "Namespace", "metadata": {"name": "default", "labels": {kinds.ADMIN_ACCESS_LABEL: "true"}}}
     assert asyncio.run(run_cycle(world.planner, Objects(opted), claim("c", kind="DevicePrivilegedClaim"))).failure is None
+
+
+SLOW = "[" + ",".join(str(i) for i in range(99)) + "]"
+SLOW = f"{SLOW}.all(i, {SLOW}.all(j, device.size + 1 > 0))"  # past INLINE_COST: not on the event loop
+
+
+def test_a_cycle_that_would_hold_the_event_loop_is_preempted_and_planned_again_in_the_worker_thread():
+    world = World(pool("p", [device("a", size=1)]))
+    spec = claim("c", detail("gpu", constraints=SLOW))
+    with pytest.raises(Preempted):
+        world.planner.plan(spec, inline=True)
+    loop_thread, planned_in = threading.get_ident(), []
+    plan_on = world.planner.plan
+
+    def recording(*args, **kwargs):
+        planned_in.append(threading.get_ident())
+        return plan_on(*args, **kwargs)
+
+    world.planner.plan = recording
+    plan = asyncio.run(run_cycle(world.planner, Objects(), spec))
+    assert plan.failure is None and [p.device.name for p in plan.solution.picks[0]] == ["a"]
+    assert planned_in[0] == loop_thread and planned_in[1] != loop_thread  # inline first, then off the loop
+
+
+def test_a_cheap_cycle_stays_on_the_event_loop():
+    world = World(pool("p", [device("a", size=1)]))
+    plan = world.planner.plan(claim("c", detail("gpu", constraints="device.size == 1")), inline=True)
+    assert plan.failure is None
+
+
+def test_constraints_over_the_cost_limit_fail_with_constraint_compile_error():
+    over = "[" + ",".join(str(i) for i in range(99)) + "]"
+    over = f"{over}.all(i, {over}.all(j, !'{'a' * 4000}'.contains(device.s)))"
+    world = World(pool("p", 1))
+    plan = world.plan(claim("c", detail("gpu", constraints=over)))
+    assert plan.failure.reason == kinds.CONSTRAINT_COMPILE_ERROR
+    assert "spec.claims[0].constraints" in plan.failure.message
+    assert plan.failure.message.endswith("is too complex: its estimated cost 27,503,003 exceeds the limit of 1,000,000")
+    world.add(device_class("heavy", constraints=over))
+    plan = world.plan(claim("d", detail("heavy")))
+    assert plan.failure.reason == kinds.CONSTRAINT_COMPILE_ERROR and 'DeviceClass "heavy" constraints' in plan.failure.message

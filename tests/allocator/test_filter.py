@@ -1,7 +1,9 @@
 """Plugin FilterDevices: candidates per option, every ruled-out pool and device with its reason."""
 
+import pytest
+
 from mockapi.controllers.allocator import classes, kinds, request
-from mockapi.controllers.allocator.budget import Budget
+from mockapi.controllers.allocator.budget import Budget, Limits, Preempted
 from mockapi.controllers.allocator.filter import Filter
 from tests.allocator.conftest import World, claim, detail, device, device_class, pool, q
 
@@ -63,3 +65,25 @@ def test_quantity_attributes_compare_as_quantities_in_constraints():
     world = World(pool("p", [device("small", memory=q("16Gi")), device("big", memory=q("80Gi"))]))
     [[found]] = candidates(world, claim("c", detail("gpu", constraints="device.memory.compareTo(quantity('64Gi')) >= 0")))
     assert [d.name for d in found.on("node-a")] == ["big"]
+
+
+SLOW = "[" + ",".join(str(i) for i in range(99)) + "]"
+SLOW = f"{SLOW}.all(i, {SLOW}.all(j, " + " && ".join(f"device.size + {k} > 0" for k in range(20)) + "))"  # estimated past INLINE_COST: tens of ms
+
+
+def test_a_device_whose_values_exceed_the_estimates_sizes_is_never_evaluated_on_the_event_loop():
+    world = World(pool("p", [device("a", big="a" * 100_000), device("b", big="b")]))
+    spec = claim("c", detail("gpu", constraints="device.big.contains('b')"))
+    with pytest.raises(Preempted):
+        world.planner.plan(spec, inline=True)
+    plan = world.plan(spec)  # off the loop, "a" in the isolated evaluator
+    assert plan.failure is None and [p.device.name for p in plan.solution.picks[0]] == ["b"]
+
+
+def test_an_evaluation_past_the_cycles_deadline_is_stopped_and_the_claim_times_out():
+    world = World(pool("p", [device("a", size=1)]), limits=Limits(seconds=0.05))
+    plan = world.plan(claim("c", detail("gpu", constraints=SLOW)))
+    assert plan.failure.reason == kinds.ALLOCATION_TIMEOUT
+    assert plan.failure.message.startswith("spec.claims[0].constraints '[0,1,2")
+    assert plan.failure.message.endswith("did not finish on device p/a within the allocation budget (0.05s); simplify the expression")
+    assert world.plan(claim("d", detail("gpu", constraints="device.size == 1"))).failure is None  # and the next cycle works

@@ -1,0 +1,35 @@
+"""mockapi.cel.isolated: evaluation in a child process that is killed at the caller's deadline."""
+
+import time
+
+import pytest
+
+from mockapi import cel
+from mockapi.cel.isolated import Isolated, Timeout
+
+SLOW = "[" + ",".join(str(i) for i in range(99)) + "]"
+SLOW = f"{SLOW}.all(i, {SLOW}.all(j, " + " && ".join(f"device.n + {k} > 0" for k in range(20)) + "))"
+
+
+@pytest.fixture
+def isolated():
+    found = Isolated()
+    yield found
+    found.close()
+
+
+def test_results_and_errors_are_the_runtimes(isolated):
+    later = time.monotonic() + 30
+    assert isolated.evaluate("device.model == 'x'", {"model": "x"}, deadline=later) is True
+    assert isolated.evaluate("device.memory.isGreaterThan(quantity('1Gi'))", {"memory": cel.quantity_value(cel.quantities.parse("2Gi"))}, deadline=later) is True
+    with pytest.raises(cel.EvaluationError, match='no such attribute'):
+        isolated.evaluate("device.missing == 1", {"model": "x"}, deadline=later)
+
+
+def test_the_child_is_killed_at_the_deadline_and_the_next_call_starts_another(isolated):
+    isolated.evaluate("true", {}, deadline=time.monotonic() + 30)  # started
+    started = time.monotonic()
+    with pytest.raises(Timeout):
+        isolated.evaluate(SLOW, {"n": 1}, deadline=started + 0.01)
+    assert time.monotonic() - started < 0.5
+    assert isolated.evaluate("device.n == 1", {"n": 1}, deadline=time.monotonic() + 30) is True
