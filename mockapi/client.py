@@ -65,7 +65,7 @@ class Client(Protocol):
     async def create(self, kind: Kind, obj: dict) -> dict: ...
     async def update(self, kind: Kind, obj: dict) -> dict: ...
     async def update_status(self, kind: Kind, obj: dict) -> dict: ...
-    async def patch(self, kind: Kind, namespace: str, name: str, patch: dict) -> dict: ...  # JSON merge patch
+    async def patch(self, kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "") -> dict: ...  # JSON merge patch
     async def delete(self, kind: Kind, namespace: str, name: str) -> None: ...
     async def create_event(self, event: dict) -> None: ...
 
@@ -150,8 +150,8 @@ class LocalClient:
     async def update_status(self, kind: Kind, obj: dict) -> dict:
         return await self.update(kind, obj, subresource="status")
 
-    async def patch(self, kind: Kind, namespace: str, name: str, patch: dict) -> dict:
-        written = self.registry.patch(self._rt(kind), namespace, name, self._rest.MERGE_PATCH, patch, self._write_options())
+    async def patch(self, kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "") -> dict:
+        written = self.registry.patch(self._rt(kind), namespace, name, self._rest.MERGE_PATCH, patch, self._write_options(), subresource=subresource)
         return orjson.loads(written.raw)
 
     async def delete(self, kind: Kind, namespace: str, name: str) -> None:
@@ -263,8 +263,8 @@ class KubeClient:
     async def update_status(self, kind: Kind, obj: dict) -> dict:
         return await self.update(kind, obj, subresource="status")
 
-    async def patch(self, kind: Kind, namespace: str, name: str, patch: dict) -> dict:
-        return await self._request("PATCH", await self._path(kind, namespace, name), body=patch, content_type=MERGE_PATCH)
+    async def patch(self, kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "") -> dict:
+        return await self._request("PATCH", await self._path(kind, namespace, name, subresource), body=patch, content_type=MERGE_PATCH)
 
     async def delete(self, kind: Kind, namespace: str, name: str) -> None:
         await self._request("DELETE", await self._path(kind, namespace, name))

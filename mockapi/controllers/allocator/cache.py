@@ -65,6 +65,15 @@ class ClaimChange:
     stale: bool = False  # the event was older than the cache's version: ignored
 
 
+def spec_version(obj: dict) -> tuple | None:
+    """The identity of an object's spec: its uid and ``metadata.generation`` (which the API
+    server bumps on every spec change, and only then). None when it has no generation (then
+    every event counts as a change)."""
+    meta = obj["metadata"]
+    generation = meta.get("generation")
+    return (meta.get("uid", ""), generation) if generation else None
+
+
 def newer(old: ClaimRecord | None, new: dict) -> bool:
     """Whether ``new`` is at least as recent as ``old`` (resourceVersions compared as integers
     when both are, as etcd's are; otherwise trusted)."""
@@ -75,36 +84,51 @@ def newer(old: ClaimRecord | None, new: dict) -> bool:
 
 
 class Cache:
+    """What the informers told, kept compact: parsed pools and classes, each node's
+    schedulability, a few scalars per claim — and, per pool and class, only the identity of the
+    spec it was parsed from (:func:`spec_version`), not the spec."""
+
     def __init__(self) -> None:
         self.pools: dict[str, Pool] = {}
         self.classes: dict[str, DeviceClass] = {}
-        self.nodes: dict[str, dict] = {}
+        self.nodes: dict[str, bool] = {}  # node → unschedulable
         self.claims: dict[ClaimKey, ClaimRecord] = {}
-        self.ledger = Ledger()
+        self.ledger = Ledger(self.pools)
         self.inventory_version = 0
-        self._specs: dict[tuple[str, str], object] = {}
+        self.pool_status: dict[str, int | None] = {}  # pool → status.availableDevices as last seen
+        self.touched: set[str] = set()  # pools seen changed since the status writer last looked
+        self._versions: dict[tuple[str, str], tuple | None] = {}
         self._inventory: Inventory | None = None
 
     # ------------------------------------------------------------- events
     def apply_pool(self, event_type: str, obj: dict) -> bool:
         name = obj["metadata"]["name"]
+        if event_type == DELETED:
+            self.pool_status.pop(name, None)
+            self.touched.discard(name)
+        else:
+            self.pool_status[name] = (obj.get("status") or {}).get("availableDevices")
+            self.touched.add(name)
         if not self._spec_changed(("pool", name), event_type, obj):
             return False
         if event_type == DELETED:
             self.pools.pop(name, None)
         else:
             self.pools[name] = parse_pool(obj)
+        self.ledger.pool_changed(name)
         self._invalidate()
         return True
 
     def apply_node(self, event_type: str, obj: dict) -> bool:
+        """Nodes matter by their existence and ``spec.unschedulable`` only."""
         name = obj["metadata"]["name"]
-        if not self._spec_changed(("node", name), event_type, obj):
-            return False
+        before = self.nodes.get(name)
         if event_type == DELETED:
             self.nodes.pop(name, None)
         else:
-            self.nodes[name] = obj
+            self.nodes[name] = bool((obj.get("spec") or {}).get("unschedulable"))
+        if self.nodes.get(name) == before:
+            return False
         self._invalidate()
         return True
 
@@ -132,14 +156,15 @@ class Cache:
         return ClaimChange(old, freed=self.ledger.set_claim(key, holding))
 
     def _spec_changed(self, key: tuple[str, str], event_type: str, obj: dict) -> bool:
-        """Pools, nodes and classes matter only through their spec (a driver writing a pool's
-        status, or a kubelet a node's, changes nothing for the allocator)."""
+        """Pools and classes matter only through their spec (a driver writing a pool's status
+        changes nothing for the allocator). A delete always changes the view."""
         if event_type == DELETED:
-            return self._specs.pop(key, None) is not None
-        spec = obj.get("spec")
-        if key in self._specs and self._specs[key] == spec:
+            self._versions.pop(key, None)
+            return True
+        version = spec_version(obj)
+        if version is not None and key in self._versions and self._versions[key] == version:
             return False
-        self._specs[key] = spec
+        self._versions[key] = version
         return True
 
     def _invalidate(self) -> None:
@@ -171,9 +196,9 @@ class Cache:
     def _node_problem(self, node: str) -> str | None:
         if not self.nodes:
             return None  # no Node objects at all: nodes are the pools' nodeNames
-        found = self.nodes.get(node)
-        if found is None:
+        unschedulable = self.nodes.get(node)
+        if unschedulable is None:
             return f'Node "{node}" does not exist'
-        if (found.get("spec") or {}).get("unschedulable"):
+        if unschedulable:
             return f'Node "{node}" is unschedulable'
         return None

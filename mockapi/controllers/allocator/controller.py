@@ -23,6 +23,7 @@ from mockapi import clock, errors
 from mockapi.client import ADDED, DELETED, MODIFIED, SYNCED, Client, Kind
 from mockapi.controllers import gate as gates
 from mockapi.controllers.allocator import kinds, score
+from mockapi.controllers.allocator.availability import PoolStatusWriter
 from mockapi.controllers.allocator import status as status_
 from mockapi.controllers.allocator.budget import Limits
 from mockapi.controllers.allocator.cache import Cache, ClaimRecord
@@ -85,6 +86,7 @@ class Allocator:
             self.gate.bind(self._released)
         try:
             await self.synced.wait()
+            self._tasks.append(asyncio.create_task(PoolStatusWriter(self.cache, self.client).run()))  # status.availableDevices
             log.info("allocator synced: %d pools, %d classes, %d claims", len(self.cache.pools), len(self.cache.classes), len(self.cache.claims))
             await self._work()
         finally:

@@ -20,6 +20,7 @@ from mockapi.controllers.allocator.search import NodeSearch
 from mockapi.controllers.allocator.search_groups import match_values
 
 MESSAGE_NODES = 10  # node lines in a condition message; `mockapi explain` shows them all
+HINTS = 3  # ignored pools or device problems named in one hint
 DIAGNOSIS = Limits(steps=20_000, seconds=0.05)  # for checking options on their own, all nodes together
 
 
@@ -62,7 +63,7 @@ def _check(probe: NodeSearch, node, candidates: Candidates, ledger: Ledger, clai
     devices = candidates.on(node)
     count, label = detail.count, option.describe()
     if len(devices) < count:
-        return OptionCheck(label, False, "had too few matching devices", f"{len(devices)} matching devices, needs {count}{_hint(candidates)}")
+        return OptionCheck(label, False, "had too few matching devices", f"{len(devices)} matching devices, needs {count}{_hint(candidates, ledger)}")
     free = [d for d in devices if probe._available(d, option)]
     if len(free) < count:
         return OptionCheck(label, False, "had too few free devices", f"{len(free)} of {len(devices)} matching devices free, needs {count}")
@@ -80,14 +81,40 @@ def _check(probe: NodeSearch, node, candidates: Candidates, ledger: Ledger, clai
     return OptionCheck(label, False, "had too little pool resources", f"the pools' shared resources cannot cover {count} free devices")
 
 
-def _hint(candidates: Candidates) -> str:
+def _hint(candidates: Candidates, ledger: Ledger) -> str:
+    """Why there are too few matching devices, when it is not the constraints: no pool of the
+    class's driver is usable (each ignored pool named with its reason), or none of their devices
+    is (the reasons counted: an undeclared pool resource, an unusable value, ...)."""
     pools = sum(map(len, candidates.by_node.values())) + len(candidates.network)
     driver = candidates.option.device_class.driver
     if pools == 0:
-        return f' (no usable DevicePool of driver "{driver}")'
+        ignored = [f"{name}: {why}" for name, why in candidates.ignored_pools if _pool_driver(ledger, name) == driver]
+        return f' (no usable DevicePool of driver "{driver}"{_listed(ignored)})'
     if not candidates.has_local() and not any(pc.devices for pc in candidates.network):
+        reasons = Counter(why for pc in _all_pools(candidates) for _, why in pc.ruled_out if why.startswith("unallocatable: "))
+        if reasons:
+            found = [f"{n} {why}" if n > 1 else why for why, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0]))]
+            return f' (no device of the {pools} pools of driver "{driver}" is usable{_listed(found)})'
         return f' (no device of the {pools} pools of driver "{driver}" passes the constraints)'
     return ""
+
+
+def _pool_driver(ledger: Ledger, name: str) -> str | None:
+    pool = ledger.pool(name)
+    return pool.driver if pool is not None else None
+
+
+def _all_pools(candidates: Candidates):
+    for pools in candidates.by_node.values():
+        yield from pools
+    yield from candidates.network
+
+
+def _listed(reasons: list[str]) -> str:
+    if not reasons:
+        return ""
+    more = f"; and {len(reasons) - HINTS} more" if len(reasons) > HINTS else ""
+    return ": " + "; ".join(reasons[:HINTS]) + more
 
 
 def _fits_alone(node, candidates: Candidates, ledger: Ledger, claim_match, budget: Budget) -> bool:

@@ -4,11 +4,19 @@ A pool with duplicate device names or an unusable pool-level value is *invalid* 
 the reason); a device whose value is unusable, or that requests a pool resource the pool does not
 declare, is *unallocatable* (with the reason). Device attributes override the pool's. Device
 ``requests`` are rounded up to the pool resource's ``blockSize`` here, once (rule 7).
+
+The parsed view is compact and free of reference cycles, so that a deleted pool's memory comes
+back as soon as the last reference goes (the server's GC settings make full collections rare):
+devices point to their pool's :class:`PoolInfo` (its scalars, counters and device requests),
+never to the :class:`Pool` that lists them; equal attribute values are one shared
+:class:`Attribute` (a bounded intern table); names are interned strings.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+import sys
+from dataclasses import dataclass
 from typing import Any
 
 from mockapi import cel
@@ -44,12 +52,27 @@ class Capacity:
     format: str
 
 
+class PoolInfo:
+    """What a device knows of its pool: no reference back to the devices (no cycle)."""
+
+    __slots__ = ("name", "resource_version", "node", "driver", "counters", "problem", "requests")
+
+    def __init__(self, name: str, resource_version: str, node: str, driver: str) -> None:
+        self.name, self.resource_version, self.node, self.driver = name, resource_version, node, driver
+        self.counters: dict[str, Capacity] = _NONE
+        self.problem: str | None = None
+        self.requests: dict[str, dict[str, int]] = _NONE  # device name → its requests (devices with requests only)
+
+    def __repr__(self) -> str:
+        return f"PoolInfo({self.name})"
+
+
 class Device:
     __slots__ = ("pool", "index", "name", "attributes", "requests", "resources", "problem", "_activation")
 
-    def __init__(self, pool: "Pool", index: int, name: str) -> None:
+    def __init__(self, pool: PoolInfo, index: int, name: str) -> None:
         self.pool, self.index, self.name = pool, index, name
-        self.attributes: dict[str, Attribute] = {}
+        self.attributes: dict[str, Attribute] = _NONE
         self.requests: dict[str, int] = _NONE  # pool resource → nano-units consumed while allocated
         self.resources: dict[str, Capacity] = _NONE  # per-device allocatable amounts
         self.problem: str | None = None
@@ -68,16 +91,30 @@ class Device:
         return f"{self.pool.name}/{self.name}"
 
 
-@dataclass
 class Pool:
-    name: str
-    resource_version: str
-    node: str  # "" for network-attached
-    driver: str
-    counters: dict[str, Capacity] = field(default_factory=dict)
-    devices: list[Device] = field(default_factory=list)
-    by_name: dict[str, Device] = field(default_factory=dict)
-    problem: str | None = None
+    """A parsed DevicePool: its :class:`PoolInfo` (the scalars are repeated here) and its devices."""
+
+    __slots__ = ("info", "name", "resource_version", "node", "driver", "devices", "by_name")
+
+    def __init__(self, info: PoolInfo, devices: list[Device]) -> None:
+        self.info, self.devices = info, devices
+        self.name, self.resource_version, self.node, self.driver = info.name, info.resource_version, info.node, info.driver
+        self.by_name = {device.name: device for device in devices}
+
+    @property
+    def counters(self) -> dict[str, Capacity]:
+        return self.info.counters
+
+    @property
+    def problem(self) -> str | None:
+        return self.info.problem
+
+    @property
+    def requests(self) -> dict[str, dict[str, int]]:
+        return self.info.requests
+
+    def __repr__(self) -> str:
+        return f"Pool({self.name}, {len(self.devices)} devices)"
 
 
 class _Problem(Exception):
@@ -87,18 +124,19 @@ class _Problem(Exception):
 def parse_pool(obj: dict) -> Pool:
     spec = obj.get("spec") or {}
     meta = obj["metadata"]
-    pool = Pool(meta["name"], meta.get("resourceVersion", ""), spec.get("nodeName") or "", spec.get("driver", ""))
+    info = PoolInfo(_name(meta["name"]), meta.get("resourceVersion", ""), _name(spec.get("nodeName") or ""), _name(spec.get("driver", "")))
+    raw_devices = spec.get("devices") or []
     try:
         shared = _attributes(spec.get("attributes") or [], "spec.attributes")
-        pool.counters = _capacities(spec.get("resources") or [], "spec.resources")
-        _check_unique(spec.get("devices") or [])
+        info.counters = _capacities(spec.get("resources") or [], "spec.resources") or _NONE
+        _check_unique(raw_devices)
     except _Problem as exc:
-        pool.problem = str(exc)
-        return pool
-    for index, raw in enumerate(spec.get("devices") or []):
-        pool.devices.append(_device(pool, index, raw, shared))
-    pool.by_name = {device.name: device for device in pool.devices}
-    return pool
+        info.problem = str(exc)
+        return Pool(info, [])
+    devices = [_device(info, index, raw, shared) for index, raw in enumerate(raw_devices)]
+    requests = {device.name: device.requests for device in devices if device.requests}
+    info.requests = requests or _NONE
+    return Pool(info, devices)
 
 
 def _check_unique(devices: list[dict]) -> None:
@@ -110,16 +148,22 @@ def _check_unique(devices: list[dict]) -> None:
         seen.add(name)
 
 
-def _device(pool: Pool, index: int, raw: dict, shared: dict[str, Attribute]) -> Device:
+def _device(pool: PoolInfo, index: int, raw: dict, shared: dict[str, Attribute]) -> Device:
     device = Device(pool, index, raw.get("name", ""))
     path = f"spec.devices[{index}]"
     try:
-        device.attributes = {**shared, **_attributes(raw.get("attributes") or [], f"{path}.attributes")}
+        own = _attributes(raw.get("attributes") or [], f"{path}.attributes")
+        device.attributes = {**shared, **own} if own else shared
         device.resources = _capacities(raw.get("resources") or [], f"{path}.resources") or _NONE
         device.requests = _requests(pool, raw.get("requests") or {}, f"{path}.requests") or _NONE
     except _Problem as exc:
         device.problem = str(exc)
     return device
+
+
+def _name(text: Any) -> Any:
+    """Names repeat across pools and devices: one string object each."""
+    return sys.intern(text) if type(text) is str else text
 
 
 def _attributes(raw: list[dict], path: str) -> dict[str, Attribute]:
@@ -129,23 +173,34 @@ def _attributes(raw: list[dict], path: str) -> dict[str, Attribute]:
         values = [key for key in ("stringValue", "intValue", "quantityValue", "semVerValue") if item.get(key) is not None]
         if len(values) != 1:
             raise _Problem(f'{path}[{index}]: attribute "{name}" must have exactly one value, not {len(values)}')
-        attributes[name] = _attribute(values[0], item[values[0]], f"{path}[{index}].{values[0]}")
+        attributes[_name(name)] = _attribute(values[0], item[values[0]], f"{path}[{index}].{values[0]}")
     return attributes
 
 
 def _attribute(key: str, value: Any, path: str) -> Attribute:
     try:
-        if key == "quantityValue":
-            q = quantities.parse(value)
-            return Attribute("quantity", q, cel.quantity_value(q))
-        if key == "semVerValue":
-            version = cel.parse_semver(str(value))
-            return Attribute("semver", version, cel.semver_value(version))
+        return _shared_attribute(key, value) if type(value) in (str, int) else _parse_attribute(key, value)
     except ValueError as exc:
         raise _Problem(f"{path}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=8192)
+def _shared_attribute(key: str, value: str | int) -> Attribute:
+    """Equal values parse to one object (bounded: the table never holds more than 8,192)."""
+    return _parse_attribute(key, value)
+
+
+def _parse_attribute(key: str, value: Any) -> Attribute:
+    if key == "quantityValue":
+        q = quantities.parse(value)
+        return Attribute("quantity", q, cel.quantity_value(q))
+    if key == "semVerValue":
+        version = cel.parse_semver(str(value))
+        return Attribute("semver", version, cel.semver_value(version))
     if key == "intValue":
         return Attribute("int", int(value), int(value))
-    return Attribute("string", str(value), str(value))
+    text = _name(str(value))
+    return Attribute("string", text, text)
 
 
 def _capacities(raw: list[dict], path: str) -> dict[str, Capacity]:
@@ -162,7 +217,7 @@ def _capacities(raw: list[dict], path: str) -> dict[str, Capacity]:
     return found
 
 
-def _requests(pool: Pool, raw: dict, path: str) -> dict[str, int]:
+def _requests(pool: PoolInfo, raw: dict, path: str) -> dict[str, int]:
     requests = {}
     for name in sorted(raw):
         amount = _quantity(raw[name], f"{path}.{name}")

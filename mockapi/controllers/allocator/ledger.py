@@ -4,7 +4,9 @@ A status entry with per-device ``allocations`` is a *share* of the device (its a
 against the device's ``resources``); one without is an *exclusive* hold. Entries marked
 ``adminAccess`` hold nothing. A held device consumes its pool counters once, however many claims
 share it (rule 7), computed from the pool's current spec. A device stays held by name even if its
-pool is edited or deleted under it (rule 14).
+pool is edited or deleted under it (rule 14): held devices are tracked by identity, so a device
+the pool no longer lists takes nothing from the devices it lists now, and one that comes back is
+still its holder's and nobody else's.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import contextlib
 from dataclasses import dataclass
 
 from mockapi import quantity as quantities
-from mockapi.controllers.allocator.inventory import Pool
+from collections.abc import Mapping
+
+from mockapi.controllers.allocator.inventory import Pool, PoolInfo
 from mockapi.controllers.allocator.kinds import ClaimKey
 
 DeviceKey = tuple[str, str]  # (pool name, device name)
@@ -44,12 +48,18 @@ def holds_of(status: dict | None) -> list[tuple[DeviceKey, tuple[tuple[str, int]
 
 
 class Ledger:
-    def __init__(self) -> None:
+    """``pools``: the current pools by name (the cache's), to count which held devices a pool
+    still lists; without it every held device of a pool counts."""
+
+    def __init__(self, pools: Mapping[str, Pool] | None = None) -> None:
+        self._pools = pools
         self._holds: dict[DeviceKey, dict[ClaimKey, Hold]] = {}
         self._claims: dict[ClaimKey, tuple[tuple[DeviceKey, Hold], ...]] = {}
         self._by_pool: dict[str, dict[str, int]] = {}  # pool → held device name → number of holds
-        self._serial: dict[str, int] = {}
-        self._counters: dict[str, tuple[tuple, dict[str, int]]] = {}
+        self._serial: dict[str, int] = {}  # pool → changes of its holds (while it has any)
+        self._counters: dict[str, tuple[tuple, dict[str, int]]] = {}  # pool → (version, counters used)
+        self._listed: dict[str, tuple[int, int]] = {}  # pool → (serial, held devices its spec lists)
+        self.touched: set[str] = set()  # pools whose holds changed since the status writer last looked
 
     # ------------------------------------------------------------- changes
     def set_claim(self, claim: ClaimKey, status: dict | None) -> bool:
@@ -94,11 +104,21 @@ class Ledger:
             held[device[1]] = held.get(device[1], 1) - 1
             if held[device[1]] <= 0:
                 del held[device[1]]
+            if not held:
+                self._by_pool.pop(device[0], None)
             self._touch(device[0])
         self._claims.pop(claim, None)
 
     def _touch(self, pool: str) -> None:
         self._serial[pool] = self._serial.get(pool, 0) + 1
+        self.touched.add(pool)
+
+    def pool_changed(self, pool: str) -> None:
+        """The pool's spec changed (or it went): forget what was derived from the old one."""
+        self._counters.pop(pool, None)
+        self._listed.pop(pool, None)
+        if pool not in self._by_pool:
+            self._serial.pop(pool, None)
 
     # --------------------------------------------------------------- reads
     def holders(self, device: DeviceKey) -> dict[ClaimKey, Hold]:
@@ -114,7 +134,30 @@ class Ledger:
         return sum(dict(hold.amounts).get(resource, 0) for hold in self._holds.get(device, {}).values())
 
     def held_count(self, pool: str) -> int:
-        return len(self._by_pool.get(pool) or ())
+        """How many of the devices the pool lists now are held (a held device its spec no longer
+        lists takes nothing from the others)."""
+        held = self._by_pool.get(pool)
+        if not held:
+            return 0
+        if self._pools is None:
+            return len(held)
+        current = self._pools.get(pool)
+        if current is None:
+            return 0
+        serial = self._serial.get(pool, 0)
+        cached = self._listed.get(pool)
+        if cached is None or cached[0] != serial:
+            listed = current.by_name
+            cached = self._listed[pool] = (serial, sum(1 for name in held if name in listed))
+        return cached[1]
+
+    def pool(self, name: str) -> Pool | None:
+        """The current pool of that name (None without the cache's pools)."""
+        return self._pools.get(name) if self._pools is not None else None
+
+    def held_names(self, pool: str):
+        """The names of the pool's held devices (listed by its spec or not)."""
+        return (self._by_pool.get(pool) or {}).keys()
 
     def claim_devices(self, claim: ClaimKey) -> list[DeviceKey]:
         return [device for device, _ in self._claims.get(claim, ())]
@@ -122,16 +165,17 @@ class Ledger:
     def claims(self) -> list[ClaimKey]:
         return sorted(self._claims)
 
-    def counters_used(self, pool: Pool) -> dict[str, int]:
+    def counters_used(self, pool: Pool | PoolInfo) -> dict[str, int]:
         """Pool resource → amount consumed by its held devices, per the pool's current spec."""
-        version = (pool.resource_version, self._serial.get(pool.name, 0))
+        requests = pool.requests
+        version = (id(requests), pool.resource_version, self._serial.get(pool.name, 0))
         cached = self._counters.get(pool.name)
         if cached is not None and cached[0] == version:
             return cached[1]
         used: dict[str, int] = {}
-        for name in self._by_pool.get(pool.name) or ():
-            device = pool.by_name.get(name)
-            for resource, amount in (device.requests.items() if device is not None else ()):
-                used[resource] = used.get(resource, 0) + amount
+        if requests:
+            for name in self._by_pool.get(pool.name) or ():
+                for resource, amount in (requests.get(name) or {}).items():
+                    used[resource] = used.get(resource, 0) + amount
         self._counters[pool.name] = (version, used)
         return used
