@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from mockapi import gvk
 from mockapi.registry import builtin
 
-# shared/ sits beside the repository (in CI too): the prototype's own example manifests.
-UPSTREAM_TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "upstream-testdata"
+# Pods written in the prototype's shapes (containers[].devices, deviceClaims[] three ways).
+PROTOTYPE_PODS = Path(__file__).resolve().parent / "manifests" / "prototype-pods.yaml"
 QUANTITY_PATTERN = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
-# The prototype's pod-embedded-*.yaml embeds a claim *detail* (deviceClass) where DeviceClaimSpec
+# The prototype's embedded-claim pods embed a claim *detail* (deviceClass) where DeviceClaimSpec
 # has claims[]; that is the one shape outside the schema we accept from its testdata.
 PROTOTYPE_CLAIM_SHAPE = {"spec.deviceClaims[].claim.deviceClass"}
 
@@ -119,10 +119,7 @@ def undeclared_fields(schema: dict, value: Any, path: str = "") -> Iterator[str]
 
 
 def prototype_pods() -> list[dict]:
-    pods = []
-    for path in sorted(UPSTREAM_TESTDATA.glob("pod-*.yaml")):
-        pods += [doc for doc in yaml.safe_load_all(path.read_text()) if doc and doc.get("kind") == "Pod"]
-    return pods
+    return [doc for doc in yaml.safe_load_all(PROTOTYPE_PODS.read_text()) if doc and doc.get("kind") == "Pod"]
 
 
 # ------------------------------------------------------------------------ manifests and types

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = ROOT.parent / "shared" / "upstream-testdata"
+MISTAKES = ROOT / "tests" / "manifests" / "classes-with-mistakes.yaml"  # as the prototype's classes make them
 pytestmark = pytest.mark.e2e
 
 
@@ -50,11 +50,11 @@ def test_apply_testdata_creates_everything_and_a_second_apply_changes_nothing(ku
 
 
 def test_the_prototypes_manifests_are_refused_as_a_real_server_refuses_them(kubectl):
-    result = kubectl("create", "-f", str(UPSTREAM / "classes.yaml"), check=False)
+    result = kubectl("create", "-f", str(MISTAKES), check=False)
     assert result.returncode == 1
     assert 'strict decoding error: unknown field "spec.contstraints"' in result.stderr
-    result = kubectl("create", "--validate=false", "-f", str(UPSTREAM / "classes.yaml"), check=False)
-    assert 'DeviceClass.devmgmtproto.k8s.io "sriov-nic-1Gbps" is invalid: [metadata.name: Invalid value: "sriov-nic-1Gbps"' in result.stderr
+    result = kubectl("create", "--validate=false", "-f", str(MISTAKES), check=False)
+    assert 'DeviceClass.devmgmtproto.k8s.io "nic-25Gbps" is invalid: [metadata.name: Invalid value: "nic-25Gbps"' in result.stderr
 
 
 def test_validate_warn_creates_with_pruning_and_prints_warnings(kubectl, tmp_path):
