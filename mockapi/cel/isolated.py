@@ -13,6 +13,7 @@ cost limit as the server.
 
 from __future__ import annotations
 
+import atexit
 import os
 import select
 import subprocess
@@ -36,6 +37,7 @@ class Isolated:
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
         self._lock = threading.Lock()
+        atexit.register(self.close)  # no child outlives the server
 
     def evaluate(self, expression: str, values: dict[str, Any], *, deadline: float) -> bool:
         """The expression's result on ``values`` (a device's attributes as CEL sees them);
