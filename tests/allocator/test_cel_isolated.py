@@ -26,10 +26,19 @@ def test_results_and_errors_are_the_runtimes(isolated):
         isolated.evaluate("device.missing == 1", {"model": "x"}, deadline=later)
 
 
-def test_the_child_is_killed_at_the_deadline_and_the_next_call_starts_another(isolated):
+def test_an_unbounded_evaluation_is_killed_at_the_deadline_and_the_next_call_starts_another_child(isolated):
     isolated.evaluate("true", {}, deadline=time.monotonic() + 30)  # started
     started = time.monotonic()
     with pytest.raises(Timeout):
         isolated.evaluate(SLOW, {"n": 1}, deadline=started + 0.01)
     assert time.monotonic() - started < 0.5
     assert isolated.evaluate("device.n == 1", {"n": 1}, deadline=time.monotonic() + 30) is True
+
+
+def test_a_bounded_evaluation_is_left_to_finish_and_its_late_reply_is_dropped(isolated):
+    isolated.evaluate("true", {}, deadline=time.monotonic() + 30)
+    child = isolated._process
+    with pytest.raises(Timeout):
+        isolated.evaluate(SLOW, {"n": 1}, deadline=time.monotonic() + 0.01, bounded=True)
+    assert isolated.evaluate("device.n == 2", {"n": 1}, deadline=time.monotonic() + 30) is False  # not the late True
+    assert isolated._process is child  # no restart

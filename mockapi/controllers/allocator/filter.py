@@ -193,7 +193,7 @@ def _constraints_reason(device: Device, programs, budget: Budget) -> str | kinds
             if program.inline and fits:
                 matched = program.evaluate(_activation(device, budget))
             else:
-                matched = _evaluate_isolated(label, program, device, budget)
+                matched = _evaluate_isolated(label, program, device, budget, bounded=fits)
             if not matched:
                 return f"{label} are false"
         except cel.EvaluationError as exc:
@@ -208,11 +208,11 @@ def _activation(device: Device, budget: Budget):
     return device.activation() if budget.inline else cel.activation({name: a.cel for name, a in device.attributes.items()})
 
 
-def _evaluate_isolated(label: str, program: cel.Program, device: Device, budget: Budget) -> bool:
+def _evaluate_isolated(label: str, program: cel.Program, device: Device, budget: Budget, *, bounded: bool) -> bool:
     budget.off_loop()
     values = {name: a.cel for name, a in device.attributes.items()}
     try:
-        return ISOLATED.evaluate(program.expression, values, deadline=budget.deadline)
+        return ISOLATED.evaluate(program.expression, values, deadline=budget.deadline, bounded=bounded)
     except isolated.Timeout:
         raise Exhausted(f"{label} {program.expression!r} did not finish on device {device.pool.name}/{device.name}") from None
 
