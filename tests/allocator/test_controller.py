@@ -285,3 +285,25 @@ def test_privileged_claims_are_allocated_with_admin_access():
 
     found = run(scenario)
     assert found["status"]["allocations"] == [{"devicePoolName": "p", "deviceName": "dev-00", "adminAccess": True}]
+
+
+SLOW = "[" + ",".join(str(i) for i in range(99)) + "]"
+SLOW = f"{SLOW}.all(i, {SLOW}.all(j, " + " && ".join(f"device.size + {k} > 0" for k in range(20)) + "))"  # planned off the loop
+
+
+def test_informer_events_wait_while_a_cycle_plans_in_the_worker_thread_and_explain_waits_for_the_cycle():
+    async def scenario(client, allocator):
+        await create(client, device_class("gpu"), pool("p", [{"name": "a", "attributes": [{"name": "size", "intValue": 1}]}]))
+        await create(client, claim("c", detail("gpu", constraints=SLOW)))
+        while allocator.held is None:  # the cycle has started
+            await asyncio.sleep(0)
+        waiting = asyncio.create_task(allocator.until_idle())
+        await create(client, pool("q", 1, node="node-b"))
+        while not allocator.held:  # q's ADDED event arrived, and waits
+            await asyncio.sleep(0)
+        assert "q" not in allocator.cache.pools and not waiting.done()
+        await waiting
+        assert "q" in allocator.cache.pools and allocator.held is None
+        return await until(client, "c", reason_is(kinds.ALLOCATED))
+
+    assert held(run(scenario)) == ["p/a"]

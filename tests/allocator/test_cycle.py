@@ -104,3 +104,10 @@ def test_constraints_over_the_cost_limit_fail_with_constraint_compile_error():
     world.add(device_class("heavy", constraints=over))
     plan = world.plan(claim("d", detail("heavy")))
     assert plan.failure.reason == kinds.CONSTRAINT_COMPILE_ERROR and 'DeviceClass "heavy" constraints' in plan.failure.message
+
+
+def test_explain_on_the_event_loop_does_not_wait_for_the_isolated_evaluator():
+    world = World(pool("p", [device("a", size=1)]))
+    plan = world.planner.plan(claim("c", detail("gpu", constraints=SLOW)), explain=True)
+    assert plan.failure.reason == kinds.ALLOCATION_TIMEOUT
+    assert plan.failure.message.endswith("is too costly to evaluate on the event loop (device p/a): explain leaves it to the allocator, which evaluates it off the loop")

@@ -21,8 +21,8 @@ class Limits:
 
 
 class Exhausted(Exception):
-    """The budget ran out (the cycle turns this into AllocationTimeout, with backoff); ``what``
-    says what was running when it did, if not the search."""
+    """The budget ran out (the cycle turns this into AllocationTimeout, with backoff); ``what``,
+    the message, when something other than the search ran it out."""
 
     def __init__(self, what: str = "") -> None:
         super().__init__(what)
@@ -34,10 +34,11 @@ class Preempted(Exception):
 
 
 class Budget:
-    __slots__ = ("limits", "steps", "deadline", "slice_end", "_clock")
+    __slots__ = ("limits", "steps", "deadline", "slice_end", "may_wait", "_clock")
 
-    def __init__(self, limits: Limits = Limits(), *, clock=time.monotonic, slice_seconds: float | None = None) -> None:
+    def __init__(self, limits: Limits = Limits(), *, clock=time.monotonic, slice_seconds: float | None = None, may_wait: bool = True) -> None:
         self.limits = limits
+        self.may_wait = may_wait  # whether work outside the process (the isolated evaluator) may be waited for
         self.steps = 0
         self._clock = clock
         now = clock()

@@ -73,6 +73,8 @@ class Allocator:
         self._watches: dict[Kind, asyncio.Task] = {}
         self._tasks: list[asyncio.Task] = []
         self.held: list | None = None  # informer events held back while a cycle runs
+        self.idle = asyncio.Event()  # set while no cycle runs (explain waits for it: it edits the ledger)
+        self.idle.set()
 
     # ------------------------------------------------------------------ running
     async def run(self) -> None:
@@ -181,12 +183,19 @@ class Allocator:
     async def _cycle(self, claim: dict) -> Plan:
         """One cycle, with the cache held still (the informers' events applied after it)."""
         self.held = []
+        self.idle.clear()
         try:
             return await run_cycle(self.planner, self.client, claim)
         finally:
             held, self.held = self.held, None
             for handle, event_type, obj in held:
                 handle(event_type, obj)
+            self.idle.set()
+
+    async def until_idle(self) -> None:
+        """Return when no cycle runs; the caller may use the cache until its next await."""
+        while not self.idle.is_set():
+            await self.idle.wait()
 
     def _admitted(self, key: ClaimKey) -> bool:
         """Whether the gate lets this attempt go ahead (if not, it requeues the claim later)."""

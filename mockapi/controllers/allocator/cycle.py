@@ -66,7 +66,7 @@ class Planner:
     def plan(self, claim: dict, *, explain: bool = False, inline: bool = False) -> Plan:
         """The plan for ``claim``; ``inline``: raise :class:`Preempted` rather than hold the event
         loop past :data:`INLINE_SLICE` or evaluate a costly expression."""
-        budget = Budget(self.limits, slice_seconds=INLINE_SLICE if inline else None)
+        budget = Budget(self.limits, slice_seconds=INLINE_SLICE if inline else None, may_wait=not explain)  # explain runs on the loop
         validated = request.validate(claim)  # ValidateSpec
         if isinstance(validated, kinds.Failure):
             return Plan(failure=validated)
@@ -168,7 +168,7 @@ def _diagnosis_budget(budget: Budget) -> Budget:
 
 def _timeout(plan: Plan, budget: Budget, what: str = "") -> kinds.Failure:
     if what:
-        return kinds.failure(kinds.ALLOCATION_TIMEOUT, f"{what} within the allocation budget ({budget.limits.seconds:g}s); simplify the expression")
+        return kinds.failure(kinds.ALLOCATION_TIMEOUT, what)
     searched = len(plan.verdicts)
     message = (
         f"the search budget ({budget.describe()}) ran out after {budget.steps} steps on {searched} nodes; "

@@ -210,11 +210,15 @@ def _activation(device: Device, budget: Budget):
 
 def _evaluate_isolated(label: str, program: cel.Program, device: Device, budget: Budget, *, bounded: bool) -> bool:
     budget.off_loop()
+    where = f"{label} {program.expression!r}"
+    if not budget.may_wait:
+        raise Exhausted(f"{where} is too costly to evaluate on the event loop (device {device.pool.name}/{device.name}): explain leaves it to the allocator, which evaluates it off the loop")
     values = {name: a.cel for name, a in device.attributes.items()}
     try:
         return ISOLATED.evaluate(program.expression, values, deadline=budget.deadline, bounded=bounded)
     except isolated.Timeout:
-        raise Exhausted(f"{label} {program.expression!r} did not finish on device {device.pool.name}/{device.name}") from None
+        seconds = budget.limits.seconds
+        raise Exhausted(f"{where} did not finish on device {device.pool.name}/{device.name} within the allocation budget ({seconds:g}s); simplify the expression") from None
 
 
 def _fits_estimate(device: Device) -> bool:
