@@ -223,7 +223,10 @@ def _compile(expression: str) -> Program | CompileError:
     result = compiled.return_type()
     if result != _BOOL and result != _cel.Type.DYN:
         return CompileError(f"the expression must evaluate to a bool, not a {result.name().lower()}")
-    estimate = costs.estimate(compiled.serialize())
+    try:
+        estimate = costs.estimate(compiled.serialize())
+    except (costs.EstimateError, IndexError, KeyError, UnicodeDecodeError, RecursionError) as exc:  # never the user's fault; never run blind
+        return CompileError(f"its cost cannot be estimated ({exc}); please report this expression")
     if estimate > costs.MAX_COST:
         return CostLimitExceeded(estimate)
     return Program(expression, compiled, estimate)

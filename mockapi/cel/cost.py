@@ -148,7 +148,8 @@ def decode(serialized: bytes) -> Checked:
 _STRING_COMPARISONS = frozenset(
     f"{op}_{kind}" for op in ("less", "greater", "less_equals", "greater_equals") for kind in ("string", "bytes")
 ) | {"equals", "not_equals"}
-# cel.expr.Type: 2 null, 3 primitive (1 bool, 2 int64, 3 uint64, 4 double, 5 string, 6 bytes), 5 well-known
+# cel.expr.Type: 2 null, 3 primitive (1 bool, 2 int64, 3 uint64, 4 double, 5 string, 6 bytes), 4 wrapper
+# (of a primitive), 5 well-known (Any, Timestamp, Duration), 11 a type value
 _SCALAR_PRIMITIVES = {1, 2, 3, 4}
 _LOGICAL = ("_&&_", "_||_", "_?_:_")
 _TO_STRING = {"bool_to_string": 5, "int64_to_string": 20, "uint64_to_string": 20, "double_to_string": 32, "timestamp_to_string": 40, "duration_to_string": 40}
@@ -171,7 +172,7 @@ class _Estimator:
         t = self.checked.types.get(expr_id)
         if t is None:
             return UNBOUNDED
-        if 2 in t or 5 in t or _one(t, 3) in _SCALAR_PRIMITIVES:
+        if 2 in t or 5 in t or 11 in t or _one(t, 3) in _SCALAR_PRIMITIVES or _one(t, 4) in _SCALAR_PRIMITIVES:
             return SCALAR
         return UNBOUNDED
 

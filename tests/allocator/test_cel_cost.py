@@ -66,3 +66,7 @@ def test_a_checked_expression_is_read_inside_its_any_wrapper():
     checked = cost.decode(cel.compile("device.model == 'x'")._compiled.serialize())
     names = sorted(o.decode() for ref in checked.references.values() for o in ref.get(3, []))
     assert names == ["equals"]
+
+
+def test_type_values_are_scalars():
+    assert estimate("type(device.a) == string") == 5
