@@ -1,14 +1,22 @@
-"""The ``mockapi`` command line: ``serve`` runs the server, ``crds`` writes or checks schemas/."""
+"""The ``mockapi`` command line: ``serve`` runs the server, ``allocator`` and ``explain`` work against
+any API server, ``gen`` prints capacity, ``crds`` writes or checks schemas/.
+
+Every failure a person can cause (a bad flag, a missing kubeconfig, an unreachable server, a port in
+use, a bad manifest, an error Status from the server) is one line on stderr, ``mockapi <command>:
+<what went wrong>``, and a non-zero exit: 2 for a bad invocation, 1 otherwise.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import functools
+import logging
 import os
 import socket
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 from mockapi import logs
@@ -18,23 +26,85 @@ LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 ALLOCATION_MODES = ("immediate", "delay", "manual")
 
 
+class CommandError(Exception):
+    """A failure the command reports as one line on stderr, exiting with ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (the usage itself is one ``--help`` away)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mockapi", description="A small, real Kubernetes API server for device management.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except Exception as exc:  # noqa: BLE001 - what a person can act on is one line; a bug keeps its traceback
+        message = _failure(exc)
+        if message is None:
+            raise
+        print(f"mockapi {args.command}: {message}", file=sys.stderr)
+        return exc.code if isinstance(exc, CommandError) else 1
+
+
+def _failure(exc: Exception) -> str | None:
+    """One line saying what went wrong, or None for an unexpected exception (a bug)."""
+    from mockapi import errors
+    from mockapi.client import ConnectError, NoKubeconfig
+
+    if isinstance(exc, NoKubeconfig):
+        message = f"{exc} (give --kubeconfig FILE, set KUBECONFIG, or use --server URL)"
+    elif isinstance(exc, (CommandError, ConnectError)):
+        message = str(exc)
+    elif isinstance(exc, errors.StatusError):
+        message = f"error from server ({exc.reason}): {exc.message}"
+    elif isinstance(exc, OSError) and exc.strerror:
+        message = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        return None
+    return " ".join(message.split())  # one line, whatever the server or a YAML parser said
+
+
+def _run(args) -> int:
+    if args.command == "serve":
+        return serve_forever(_settings(args))
+    if args.command in ("allocator", "explain", "gen"):
+        return _run_allocator_command(args)
+    return write_crds(args.out, check=args.check)
+
+
+def _settings(args) -> Settings:
+    return Settings(
+        host=args.host, port=args.port, load=args.load if args.load is not None else _env_paths("LOAD"), log_level=args.log_level, history_size=args.watch_history, max_body=args.max_body,
+        log_format=args.log_format, allocation_mode=args.allocation_mode, allocation_delay=args.allocation_delay, allocation_jitter=args.allocation_jitter,
+        allocator=not args.no_allocator, allocation_policy=args.allocation_policy,
+        allocation_budget_steps=args.allocation_budget_steps, allocation_budget_seconds=args.allocation_budget_seconds,
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mockapi", description="A small, real Kubernetes API server for device management.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the API server")
     # Every serve option also reads an environment variable (MOCKAPI_PORT for --port, ...): a
     # container is configured without arguments. An option given on the command line wins.
     serve.add_argument("--host", default=_env("HOST", "127.0.0.1"), help="address to listen on (default 127.0.0.1; 0.0.0.0 in a container)")
-    serve.add_argument("--port", type=int, default=_env("PORT", DEFAULT_PORT), help=f"port (default {DEFAULT_PORT}; 0 picks a free port and prints it)")
+    serve.add_argument("--port", type=_port, default=_env("PORT", DEFAULT_PORT), help=f"port (default {DEFAULT_PORT}; 0 picks a free port and prints it)")
     serve.add_argument("--load", action="append", type=Path, default=None, metavar="PATH", help="file or directory of manifests to apply at start-up (repeatable; MOCKAPI_LOAD: paths separated by ':')")
     serve.add_argument("--log-level", type=str.lower, choices=LOG_LEVELS, default=_env("LOG_LEVEL", "info"))
     serve.add_argument("--log-format", type=str.lower, choices=logs.FORMATS, default=_env("LOG_FORMAT", "text"), help="text (default) or json: one JSON object per line")
-    serve.add_argument("--watch-history", type=int, default=_env("WATCH_HISTORY", Settings.history_size), metavar="N", help="watch events kept for resumes (default %(default)s)")
-    serve.add_argument("--max-body", type=int, default=_env("MAX_BODY", Settings.max_body), metavar="BYTES", help="largest request body accepted (default %(default)s)")
+    serve.add_argument("--watch-history", type=_at_least(1), default=_env("WATCH_HISTORY", Settings.history_size), metavar="N", help="watch events kept for resumes (default %(default)s)")
+    serve.add_argument("--max-body", type=_at_least(1), default=_env("MAX_BODY", Settings.max_body), metavar="BYTES", help="largest request body accepted (default %(default)s)")
     serve.add_argument("--allocation-mode", type=str.lower, choices=ALLOCATION_MODES, default=_env("ALLOCATION_MODE", "immediate"), help="when the allocator may act on a claim (default immediate)")
-    serve.add_argument("--allocation-delay", type=float, default=_env("ALLOCATION_DELAY", Settings.allocation_delay), metavar="SECONDS", help="wait before each allocation attempt in delay mode (default %(default)s)")
-    serve.add_argument("--allocation-jitter", type=float, default=_env("ALLOCATION_JITTER", Settings.allocation_jitter), metavar="SECONDS", help="± random seconds added to that delay (default %(default)s)")
+    serve.add_argument("--allocation-delay", type=_seconds, default=_env("ALLOCATION_DELAY", Settings.allocation_delay), metavar="SECONDS", help="wait before each allocation attempt in delay mode (default %(default)s)")
+    serve.add_argument("--allocation-jitter", type=_seconds, default=_env("ALLOCATION_JITTER", Settings.allocation_jitter), metavar="SECONDS", help="± random seconds added to that delay (default %(default)s)")
     serve.add_argument("--no-allocator", action="store_true", default=bool(_env("NO_ALLOCATOR", "")), help="do not run the allocator in this process (run `mockapi allocator` elsewhere)")
     _allocator_options(serve)
     _add_allocator_commands(commands)
@@ -42,32 +112,69 @@ def main(argv: list[str] | None = None) -> int:
     crds = commands.add_parser("crds", help="write the CRDs of our kinds (schemas/) from the models, or check them")
     crds.add_argument("--out", type=Path, default=Path("schemas"), help="directory (default schemas/)")
     crds.add_argument("--check", action="store_true", help="exit 1 if the files differ from the models")
+    return parser
 
-    args = parser.parse_args(argv)
-    if args.command == "serve":
-        settings = Settings(
-            host=args.host, port=args.port, load=args.load if args.load is not None else _env_paths("LOAD"), log_level=args.log_level, history_size=args.watch_history, max_body=args.max_body,
-            log_format=args.log_format, allocation_mode=args.allocation_mode, allocation_delay=args.allocation_delay, allocation_jitter=args.allocation_jitter,
-            allocator=not args.no_allocator, allocation_policy=args.allocation_policy,
-            allocation_budget_steps=args.allocation_budget_steps, allocation_budget_seconds=args.allocation_budget_seconds,
-        )
-        return serve_forever(settings)
-    if args.command in ("allocator", "explain", "gen"):
-        return _run_allocator_command(args)
-    return write_crds(args.out, check=args.check)
+
+# ------------------------------------------------------------------ values the options take
+def _at_least(minimum: int):
+    def convert(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    convert.__name__ = "int"  # argparse names the type in "invalid int value: 'x'"
+    return convert
+
+
+def _port(text: str) -> int:
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {port}")
+    return port
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, not {text}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    value = _seconds(text)
+    if value == 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def _server_url(text: str) -> str:
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a server URL such as http://127.0.0.1:6443")
+    try:
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    return text
+
+
+for _convert, _name in ((_port, "port"), (_seconds, "seconds"), (_positive_seconds, "seconds"), (_server_url, "URL")):
+    _convert.__name__ = _name  # argparse says "invalid port value: 'x'"
 
 
 # ------------------------------------------------------------------ the allocator's commands
 def _allocator_options(parser) -> None:
     parser.add_argument("--allocation-policy", choices=("binpack", "first-fit", "spread"), default=_env("ALLOCATION_POLICY", Settings.allocation_policy), help="which feasible node wins (default binpack)")
-    parser.add_argument("--allocation-budget-steps", type=int, default=Settings.allocation_budget_steps, metavar="N", help="search steps per allocation cycle (default %(default)s)")
-    parser.add_argument("--allocation-budget-seconds", type=float, default=Settings.allocation_budget_seconds, metavar="SECONDS", help="wall time per allocation cycle (default %(default)s)")
+    parser.add_argument("--allocation-budget-steps", type=_at_least(1), default=Settings.allocation_budget_steps, metavar="N", help="search steps per allocation cycle (default %(default)s)")
+    parser.add_argument("--allocation-budget-seconds", type=_positive_seconds, default=Settings.allocation_budget_seconds, metavar="SECONDS", help="wall time per allocation cycle (default %(default)s)")
 
 
 def _add_allocator_commands(commands) -> None:
     allocator = commands.add_parser("allocator", help="run the allocator against any API server (one started with --no-allocator, or a cluster with schemas/ applied)")
     explain = commands.add_parser("explain", help="print the allocator's full diagnosis of one claim")
     for parser in (allocator, explain):
+        parser.add_argument("--server", type=_server_url, default=None, metavar="URL", help="the API server's URL; alone, no kubeconfig is read")
         parser.add_argument("--kubeconfig", default=None, help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
         parser.add_argument("--context", default=None, help="kubeconfig context (default: the current one)")
         parser.add_argument("--log-level", choices=LOG_LEVELS, default="info")
@@ -78,25 +185,29 @@ def _add_allocator_commands(commands) -> None:
     explain.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     gen = commands.add_parser("gen", help="print DevicePools (YAML) in one of the prototype's capacity shapes")
     gen.add_argument("shape", metavar="SHAPE", help="foozer-1000-{tiny,small,medium,large}, foozer-4000-..., barzer-8000 or mixed")
-    gen.add_argument("--nodes", type=int, default=1, metavar="N", help="how many nodes (default 1)")
-    gen.add_argument("--numa-nodes", type=int, default=None, metavar="K", help="override the shape's NUMA nodes (foozer) or GPUs (barzer-8000)")
-    gen.add_argument("--devices-per-numa", type=int, default=None, metavar="M", help="override the shape's devices per NUMA node (foozer)")
+    gen.add_argument("--nodes", type=_at_least(0), default=1, metavar="N", help="how many nodes (default 1)")
+    gen.add_argument("--numa-nodes", type=_at_least(1), default=None, metavar="K", help="override the shape's NUMA nodes (foozer) or GPUs (barzer-8000)")
+    gen.add_argument("--devices-per-numa", type=_at_least(1), default=None, metavar="M", help="override the shape's devices per NUMA node (foozer)")
     gen.add_argument("--with-nodes", action="store_true", help="print the Node objects too, before the pools")
 
 
 def _run_allocator_command(args) -> int:
     if args.command == "gen":
         return _generate(args)
-    from mockapi.controllers.allocator import Limits, standalone
+    from mockapi.client import KubeClient
 
     logs.configure(level=args.log_level, fmt="text")
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)  # its retries: the failure is said once, below
+    client = KubeClient.connect(server=args.server, kubeconfig=args.kubeconfig, context=args.context)
+    from mockapi.controllers.allocator import Limits, standalone
+
     limits = Limits(args.allocation_budget_steps, args.allocation_budget_seconds)
     if args.command == "allocator":
-        return standalone.run(kubeconfig=args.kubeconfig, context=args.context, policy=args.allocation_policy, limits=limits)
+        return standalone.run(client, policy=args.allocation_policy, limits=limits)
     from mockapi.controllers.allocator import ClaimKey
 
     key = ClaimKey(args.namespace, args.claim, args.kind)
-    return standalone.explain(kubeconfig=args.kubeconfig, context=args.context, key=key, policy=args.allocation_policy, limits=limits, output=args.output)
+    return standalone.explain(client, key=key, policy=args.allocation_policy, limits=limits, output=args.output)
 
 
 def _generate(args) -> int:
@@ -111,8 +222,7 @@ def _generate(args) -> int:
     try:
         docs = capacity.generate(args.shape, nodes=args.nodes, layout=layout, with_nodes=args.with_nodes)
     except ValueError as exc:
-        print(f"mockapi gen: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc), code=2) from exc
     sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, width=120))
     return 0
 
@@ -130,6 +240,8 @@ def write_crds(directory: Path, *, check: bool) -> int:
     from mockapi.models import crdgen
 
     if check:
+        if not directory.is_dir():
+            raise CommandError(f"{directory}: no such directory")
         drifted = crdgen.drift(directory)
         for name in drifted:
             print(f"{directory / name}: out of date (run `mockapi crds`)", file=sys.stderr)
@@ -155,14 +267,14 @@ def serve_forever(settings: Settings) -> int:
     try:
         sock.bind((settings.host, settings.port))
     except OSError as exc:
-        print(f"mockapi: cannot listen on {settings.host}:{settings.port}: {exc.strerror}", file=sys.stderr)
-        return 2
+        sock.close()
+        raise CommandError(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}", code=2) from exc
     settings.port = sock.getsockname()[1]
     try:
         server = app_.build(settings)
     except LoadError as exc:
-        print(f"mockapi: {exc}", file=sys.stderr)
-        return 1
+        sock.close()
+        raise CommandError(str(exc)) from exc
     config = uvicorn.Config(
         server.app,
         log_level=settings.log_level,

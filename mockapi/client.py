@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from typing import AsyncIterator, Protocol
@@ -185,6 +186,14 @@ class LocalClient:
 
 
 # ===================================================================== any API server
+class ConnectError(Exception):
+    """A :class:`KubeClient` cannot be set up (an unusable kubeconfig) or cannot reach its server."""
+
+
+class NoKubeconfig(ConnectError):
+    """No kubeconfig file where one was looked for."""
+
+
 class KubeClient:
     """Any API server, through the official ``kubernetes`` client."""
 
@@ -195,13 +204,59 @@ class KubeClient:
         self._resources: dict[Kind, tuple[str, bool]] = {}
 
     @classmethod
+    def connect(cls, *, server: str | None = None, kubeconfig: str | None = None, context: str | None = None) -> "KubeClient":
+        """A client for ``server`` (a URL) alone, reading no kubeconfig; or from a kubeconfig
+        (:meth:`from_kubeconfig`), its server replaced by ``server`` when given."""
+        if server and kubeconfig is None and context is None:
+            return cls.for_server(server)
+        client = cls.from_kubeconfig(kubeconfig, context=context)
+        if server:
+            client.api.configuration.host = server.rstrip("/")
+        return client
+
+    @classmethod
+    def for_server(cls, url: str) -> "KubeClient":
+        """An anonymous client for the server at ``url`` (``http(s)://host:port``)."""
+        from kubernetes import client
+
+        configuration = client.Configuration()
+        configuration.host = url.rstrip("/")
+        return cls(client.ApiClient(configuration))
+
+    @classmethod
     def from_kubeconfig(cls, path: str | None = None, *, context: str | None = None) -> "KubeClient":
+        """From ``path`` (else $KUBECONFIG, else ~/.kube/config; paths joined by ':' are merged).
+        Raises :class:`NoKubeconfig` when no such file exists, :class:`ConnectError` when it is unusable."""
+        import yaml
         from kubernetes import config
 
-        return cls(config.new_client_from_config(config_file=path, context=context))
+        path = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        if not any(os.path.isfile(os.path.expanduser(p)) for p in path.split(os.pathsep) if p):
+            raise NoKubeconfig(f"no kubeconfig at {path}")
+        try:
+            return cls(config.new_client_from_config(config_file=path, context=context))
+        except (config.ConfigException, yaml.YAMLError) as exc:
+            raise ConnectError(f"unusable kubeconfig {path}: {exc}") from exc
+        except (TypeError, AttributeError, KeyError, ValueError) as exc:  # the loader met something else than a kubeconfig
+            raise ConnectError(f"unusable kubeconfig {path}: not a kubeconfig (clusters, contexts and users)") from exc
 
     def close(self) -> None:
         self.api.close()
+
+    @property
+    def host(self) -> str:
+        return self.api.configuration.host
+
+    async def serves(self, kind: Kind) -> bool:
+        """Whether the server serves ``kind`` (one discovery request per group-version, cached):
+        a command's first request, so that a wrong server or missing CRDs show at once."""
+        try:
+            await self._resource(kind)
+        except errors.StatusError as exc:
+            if exc.code == 404:
+                return False
+            raise
+        return True
 
     # ------------------------------------------------------------- requests
     def _call(self, method: str, path: str, *, query: list | None = None, body=None, content_type: str = "application/json"):

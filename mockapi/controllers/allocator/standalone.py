@@ -1,31 +1,39 @@
 """The allocator outside ``mockapi serve``: ``mockapi allocator`` and ``mockapi explain`` against any
-API server, through the official ``kubernetes`` client (:class:`mockapi.client.KubeClient`)."""
+API server, through the official ``kubernetes`` client (:class:`mockapi.client.KubeClient`).
+
+Both first check that the server answers and serves the kinds the allocator reads, so a wrong URL
+or missing CRDs fail at once. Failures are raised for the command line to print as one line:
+:class:`mockapi.client.ConnectError` (no or bad kubeconfig, server unreachable or not an API
+server) and :class:`mockapi.errors.StatusError` (the server answered an error Status).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-import sys
+import re
 
+import urllib3
 import yaml
 
-from mockapi import errors
-from mockapi.client import KubeClient
+from mockapi.client import ConnectError, KubeClient
+from mockapi.controllers.allocator import kinds
 from mockapi.controllers.allocator.budget import Limits
 from mockapi.controllers.allocator.controller import Allocator
 from mockapi.controllers.allocator.explain import explain_with
 from mockapi.controllers.allocator.kinds import ClaimKey
 
 log = logging.getLogger("mockapi.allocator")
+READS = (kinds.POOLS, kinds.CLASSES, kinds.CLAIMS, kinds.PRIVILEGED_CLAIMS, kinds.NODES)
 
 
-def run(*, kubeconfig: str | None, context: str | None, policy: str, limits: Limits) -> int:
+def run(client: KubeClient, *, policy: str, limits: Limits) -> int:
     """Reconcile claims until interrupted."""
-    client = KubeClient.from_kubeconfig(kubeconfig, context=context)
-    host = client.api.configuration.host
-    print(f"mockapi allocator: reconciling claims on {host} (policy {policy})", flush=True)
     try:
+        asyncio.run(_checked(client))
+        print(f"mockapi allocator: reconciling claims on {client.host} (policy {policy})", flush=True)
         asyncio.run(Allocator(client, policy=policy, limits=limits).run())
     except KeyboardInterrupt:
         pass
@@ -34,14 +42,10 @@ def run(*, kubeconfig: str | None, context: str | None, policy: str, limits: Lim
     return 0
 
 
-def explain(*, kubeconfig: str | None, context: str | None, key: ClaimKey, policy: str, limits: Limits, output: str) -> int:
+def explain(client: KubeClient, *, key: ClaimKey, policy: str, limits: Limits, output: str) -> int:
     """Print the allocator's full diagnosis of one claim (YAML or JSON)."""
-    client = KubeClient.from_kubeconfig(kubeconfig, context=context)
     try:
-        report = asyncio.run(explain_with(client, key, policy=policy, limits=limits))
-    except errors.StatusError as exc:
-        print(f"mockapi explain: {exc.message}", file=sys.stderr)
-        return 1
+        report = asyncio.run(_checked(client, explain_with(client, key, policy=policy, limits=limits)))
     finally:
         client.close()
     if output == "json":
@@ -49,3 +53,38 @@ def explain(*, kubeconfig: str | None, context: str | None, key: ClaimKey, polic
     else:
         print(yaml.safe_dump(report, sort_keys=False, width=120), end="")
     return 0
+
+
+async def _checked(client: KubeClient, then=None):
+    """Check the server serves :data:`READS`, then await ``then``; transport failures become
+    :class:`ConnectError` naming the server."""
+    with _reaching(client.host):
+        try:
+            for kind in READS:
+                if not await client.serves(kind):
+                    raise ConnectError(f"the server at {client.host} does not serve {kind} (apply the CRDs in schemas/ first)")
+            return await then if then is not None else None
+        finally:
+            if then is not None and hasattr(then, "close"):
+                then.close()  # never awaited when the check failed: no "never awaited" warning
+
+
+@contextlib.contextmanager
+def _reaching(host: str):
+    try:
+        yield
+    except urllib3.exceptions.HTTPError as exc:
+        raise ConnectError(f"cannot reach the API server at {host}: {transport_reason(exc)}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConnectError(f"the server at {host} did not answer JSON: is it a Kubernetes API server?") from exc
+
+
+def transport_reason(exc: BaseException) -> str:
+    """What went wrong below HTTP, in words: "Connection refused", "Name or service not known"…"""
+    cause = getattr(exc, "reason", None) or exc
+    seen = cause
+    while seen is not None:  # the OS's words, when an OSError is in the chain
+        if isinstance(seen, OSError) and seen.strerror:
+            return seen.strerror
+        seen = seen.__cause__ or seen.__context__
+    return re.sub(r"^\w+\((host=)?[^)]*\):\s*", "", str(cause)) or type(cause).__name__
