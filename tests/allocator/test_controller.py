@@ -9,7 +9,7 @@ import contextlib
 from mockapi import app as app_
 from mockapi import errors
 from mockapi.client import Kind, LocalClient
-from mockapi.controllers.allocator import Allocator, kinds
+from mockapi.controllers.allocator import Allocator, explain_claim, kinds
 from mockapi.settings import Settings
 from tests.allocator.conftest import claim, detail, device_class, pool
 
@@ -297,13 +297,15 @@ def test_informer_events_wait_while_a_cycle_plans_in_the_worker_thread_and_expla
         await create(client, claim("c", detail("gpu", constraints=SLOW)))
         while allocator.held is None:  # the cycle has started
             await asyncio.sleep(0)
-        waiting = asyncio.create_task(allocator.until_idle())
-        await create(client, pool("q", 1, node="node-b"))
+        explaining = asyncio.create_task(explain_claim(allocator, client, kinds.ClaimKey("default", "c")))
+        await create(client, pool("q", [{"name": "b", "attributes": [{"name": "size", "intValue": 2}]}], node="node-b"))
         while not allocator.held:  # q's ADDED event arrived, and waits
             await asyncio.sleep(0)
-        assert "q" not in allocator.cache.pools and not waiting.done()
-        await waiting
+        assert "q" not in allocator.cache.pools and not explaining.done()
+        report = await explaining  # after the cycle (its own hold applied q's event)
         assert "q" in allocator.cache.pools and allocator.held is None
-        return await until(client, "c", reason_is(kinds.ALLOCATED))
+        return report, await until(client, "c", reason_is(kinds.ALLOCATED))
 
-    assert held(run(scenario)) == ["p/a"]
+    report, found = run(scenario)
+    assert held(found) == ["p/a"]
+    assert report["result"]["reason"] == kinds.ALLOCATED  # explained with the claim's own device put back

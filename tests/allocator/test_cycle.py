@@ -106,8 +106,12 @@ def test_constraints_over_the_cost_limit_fail_with_constraint_compile_error():
     assert plan.failure.reason == kinds.CONSTRAINT_COMPILE_ERROR and 'DeviceClass "heavy" constraints' in plan.failure.message
 
 
-def test_explain_on_the_event_loop_does_not_wait_for_the_isolated_evaluator():
+def test_a_plan_on_an_event_loop_never_waits_for_the_isolated_evaluator():
     world = World(pool("p", [device("a", size=1)]))
-    plan = world.planner.plan(claim("c", detail("gpu", constraints=SLOW)), explain=True)
+
+    async def on_the_loop():
+        return world.planner.plan(claim("c", detail("gpu", constraints=SLOW)), explain=True)
+
+    plan = asyncio.run(on_the_loop())
     assert plan.failure.reason == kinds.ALLOCATION_TIMEOUT
     assert plan.failure.message.endswith("is too costly to evaluate on the event loop (device p/a): explain leaves it to the allocator, which evaluates it off the loop")

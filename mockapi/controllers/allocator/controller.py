@@ -10,11 +10,14 @@ allocation``; deleting one frees its devices, then removes the finalizer.
 
 While a cycle runs, the informers' events wait in :attr:`Allocator.held` and are applied when it
 ends: a cycle may plan in a worker thread (:mod:`.cycle`), which must see the cache stand still.
+``explain`` holds the cache the same way (:meth:`Allocator.holding`), one holder at a time, and
+plans in the same thread, so neither ever runs on the event loop for long.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from datetime import datetime, timezone
@@ -72,9 +75,8 @@ class Allocator:
         self._pending_sync = {kinds.POOLS, kinds.CLASSES, kinds.NODES, kinds.CLAIMS, kinds.PRIVILEGED_CLAIMS}
         self._watches: dict[Kind, asyncio.Task] = {}
         self._tasks: list[asyncio.Task] = []
-        self.held: list | None = None  # informer events held back while a cycle runs
-        self.idle = asyncio.Event()  # set while no cycle runs (explain waits for it: it edits the ledger)
-        self.idle.set()
+        self.held: list | None = None  # informer events held back while a cycle (or explain) runs
+        self._holder = asyncio.Lock()  # one holder of the cache at a time: a cycle, or explain
 
     # ------------------------------------------------------------------ running
     async def run(self) -> None:
@@ -181,21 +183,21 @@ class Allocator:
                 await self._fail(key, claim, plan.failure)
 
     async def _cycle(self, claim: dict) -> Plan:
-        """One cycle, with the cache held still (the informers' events applied after it)."""
-        self.held = []
-        self.idle.clear()
-        try:
+        async with self.holding():
             return await run_cycle(self.planner, self.client, claim)
-        finally:
-            held, self.held = self.held, None
-            for handle, event_type, obj in held:
-                handle(event_type, obj)
-            self.idle.set()
 
-    async def until_idle(self) -> None:
-        """Return when no cycle runs; the caller may use the cache until its next await."""
-        while not self.idle.is_set():
-            await self.idle.wait()
+    @contextlib.asynccontextmanager
+    async def holding(self):
+        """The cache held still for one holder (a cycle, or explain, which edits the ledger):
+        informer events wait in :attr:`held` and are applied when it is done."""
+        async with self._holder:
+            self.held = []
+            try:
+                yield
+            finally:
+                held, self.held = self.held, None
+                for handle, event_type, obj in held:
+                    handle(event_type, obj)
 
     def _admitted(self, key: ClaimKey) -> bool:
         """Whether the gate lets this attempt go ahead (if not, it requeues the claim later)."""

@@ -57,16 +57,17 @@ class Planner:
         self.filter = Filter()
         self._worker: ThreadPoolExecutor | None = None
 
-    async def plan_off_loop(self, claim: dict) -> Plan:
-        """:meth:`plan` in the worker thread (the caller keeps the cache still meanwhile)."""
+    async def off_loop(self, function, *args, **kwargs):
+        """``function(*args, **kwargs)`` in the planner's worker thread (the caller keeps the cache
+        still meanwhile)."""
         if self._worker is None:
             self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="allocator-plan")
-        return await asyncio.get_running_loop().run_in_executor(self._worker, functools.partial(self.plan, claim))
+        return await asyncio.get_running_loop().run_in_executor(self._worker, functools.partial(function, *args, **kwargs))
 
     def plan(self, claim: dict, *, explain: bool = False, inline: bool = False) -> Plan:
         """The plan for ``claim``; ``inline``: raise :class:`Preempted` rather than hold the event
         loop past :data:`INLINE_SLICE` or evaluate a costly expression."""
-        budget = Budget(self.limits, slice_seconds=INLINE_SLICE if inline else None, may_wait=not explain)  # explain runs on the loop
+        budget = Budget(self.limits, slice_seconds=INLINE_SLICE if inline else None, may_wait=not _on_event_loop())
         validated = request.validate(claim)  # ValidateSpec
         if isinstance(validated, kinds.Failure):
             return Plan(failure=validated)
@@ -126,6 +127,15 @@ class Planner:
         describe = _entry_describer(plan)
         total = len([v for v in plan.verdicts if v.node])
         return diagnose.summarize([v.diagnosis for v in plan.verdicts], describe, total=total)
+
+
+def _on_event_loop() -> bool:
+    """Whether this thread runs an event loop (which must never wait for the isolated evaluator)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _nodes(rows: list[list[Candidates]], inventory) -> list[str | None]:
@@ -188,7 +198,7 @@ async def run_cycle(planner: Planner, client: Client, claim: dict) -> Plan:
     try:
         plan = planner.plan(claim, inline=True)
     except Preempted:
-        plan = await planner.plan_off_loop(claim)
+        plan = await planner.off_loop(planner.plan, claim)
     if plan.failure is not None:
         return plan
     found = await configs.dereference(client, plan.solution, key.namespace)  # DereferenceConfigs

@@ -52,8 +52,8 @@ async def explain_claim(allocator, client: Client, key: kinds.ClaimKey, *, polic
     through ``client``. Raises the API's 404 when the claim does not exist."""
     if allocator is not None and allocator.synced.is_set():
         claim = await client.get(key.resource, key.namespace, key.name)
-        await allocator.until_idle()  # a cycle may be planning in a thread: explain edits the ledger
-        return explain(allocator.planner, claim)
+        async with allocator.holding():  # off the event loop, with no cycle running (explain edits the ledger)
+            return await allocator.planner.off_loop(explain, allocator.planner, claim)
     return await explain_with(client, key, policy=policy, limits=limits)
 
 
