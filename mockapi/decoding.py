@@ -7,6 +7,7 @@ values JSON cannot represent. Timestamps stay strings, as sigs.k8s.io/yaml leave
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -15,6 +16,21 @@ import yaml
 from mockapi import errors
 
 MAX_DEPTH = 100
+# libyaml's composer (PyYAML's C loader) recurses in C, one frame per level: 30,000 levels of
+# ``[[[…`` overflow the C stack (SIGSEGV, no exception). It survives >10,000 levels on an 8 MB stack,
+# so text whose depth *could* exceed SAFE_COMPOSE_DEPTH is first measured with the (iterative) event
+# parser. Depth ≤ 2·(flow brackets) + 2·(longest block prefix + 1) + 1 (below).
+SAFE_COMPOSE_DEPTH = 1000
+_MAX_SAFE_FLOW = 250
+_MAX_SAFE_PREFIX = 240  # 2·250 + 2·(240 + 1) + 1 = 983
+# Flow nesting needs a bracket per level (two levels for ``[a: [...]]``, an implicit pair). A block
+# collection nested in another starts at a greater column, or at the same column once (a sequence as
+# a mapping's value); a column is reached by a line's indentation plus the compact indicators that
+# open block nodes after it (``- - x``, ``? ? x``): the line's "block prefix". Lines break at any of
+# YAML's line breaks.
+_LONG_BLOCK_PREFIX = re.compile("[\n\r\x85\u2028\u2029][ \t?:-]{%d}" % _MAX_SAFE_PREFIX)
+_OPEN = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_CLOSE = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster
 
@@ -60,6 +76,7 @@ def load_yaml_documents(raw: bytes | str) -> list[Any]:
     try:
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8")
+        _refuse_deep_yaml(raw)
         documents = list(yaml.load_all(raw, Loader=_YamlLoader))
     except UnicodeDecodeError as exc:
         raise errors.bad_request(f"error decoding YAML body: invalid UTF-8: {exc}") from None
@@ -70,6 +87,27 @@ def load_yaml_documents(raw: bytes | str) -> list[Any]:
     for document in documents:
         _check_yaml_value(document)
     return documents
+
+
+def _composing_is_safe(text: str) -> bool:
+    """Whether the depth bound is within SAFE_COMPOSE_DEPTH: two counts and one regex scan."""
+    if text.count("[") + text.count("{") > _MAX_SAFE_FLOW:
+        return False
+    return _LONG_BLOCK_PREFIX.search(text) is None and _LONG_BLOCK_PREFIX.match("\n" + text[:_MAX_SAFE_PREFIX]) is None
+
+
+def _refuse_deep_yaml(text: str) -> None:
+    """Refuse YAML nested deeper than MAX_DEPTH before anything recursive composes it."""
+    if _composing_is_safe(text):
+        return  # the common case: the composer is safe, and _check_yaml_value bounds the result
+    depth = 0
+    for event in yaml.parse(text, Loader=_YamlLoader):
+        if isinstance(event, _OPEN):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise errors.bad_request(f"error decoding YAML body: nesting deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, _CLOSE):
+            depth -= 1
 
 
 def _one_line(exc: Exception) -> str:
