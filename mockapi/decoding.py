@@ -139,6 +139,12 @@ def _check_yaml_value(value: Any) -> None:
 
 def check_depth(value: Any) -> None:
     """Nesting beyond MAX_DEPTH is refused (every later layer may then recurse safely)."""
+    if depth_exceeds(value, MAX_DEPTH):
+        raise errors.bad_request(f"error decoding body: nesting deeper than {MAX_DEPTH} levels")
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` objects/arrays deep (the root is level 1), without recursion."""
     stack = [(value, 1)]
     while stack:
         node, depth = stack.pop()
@@ -148,6 +154,7 @@ def check_depth(value: Any) -> None:
             children = node
         else:
             continue
-        if depth > MAX_DEPTH:
-            raise errors.bad_request(f"error decoding body: nesting deeper than {MAX_DEPTH} levels")
+        if depth > limit:
+            return True
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False

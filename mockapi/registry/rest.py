@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from mockapi import clock as clocks
-from mockapi import errors, fieldmanager, patch
+from mockapi import decoding, errors, fieldmanager, patch
 from mockapi.gvk import ResourceType
 from mockapi.registry import strategy as strategies
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
@@ -229,6 +229,7 @@ class Registry:
             self._track_fields(rt, None, obj, opts, subresource="")
         self.lifecycle.require_namespace(rt, obj)
         _canonicalize(obj)
+        _check_stored_depth(rt, obj)
         self.lifecycle.before_store(rt, obj, None)
         if opts.dry_run:
             if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]) is not None:
@@ -288,6 +289,7 @@ class Registry:
         if not applied:
             self._track_fields(rt, old, obj, opts, subresource=subresource)
         _canonicalize(obj)
+        _check_stored_depth(rt, obj)
         if obj == old:
             return Written(current.raw)  # nothing changed: no write, no event, same resourceVersion
         self.lifecycle.before_store(rt, obj, old)
@@ -321,6 +323,7 @@ class Registry:
             patched = patch.strategic_merge_patch(old, document, rt.schema)
         else:
             patched = self._apply(rt, old, document, namespace, name, opts, subresource=subresource)
+        _check_stored_depth(rt, patched)  # each patch may add ~100 levels: bound the result before it is admitted
         obj = self._check_body(rt, patched, namespace, name=name)
         return self._update(rt, obj, current, opts, subresource=subresource, applied=patch_type == APPLY_PATCH)
 
@@ -464,6 +467,15 @@ def _untracked(rt: ResourceType, obj: dict, subresource: str) -> tuple[str, ...]
     if subresource == "status":
         return tuple(k for k in obj if k not in ("apiVersion", "kind", "metadata", "status"))
     return ("status",) if rt.has_status else ()
+
+
+def _check_stored_depth(rt: ResourceType, obj: Any) -> None:
+    """What is stored must decode again (a GET, then a PUT): its depth, managedFields included,
+    stays within the decoder's limit. Patches and managedFields could otherwise grow it."""
+    if decoding.depth_exceeds(obj, decoding.MAX_DEPTH):
+        name = obj["metadata"].get("name", "") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else ""
+        detail = f"the object may not nest deeper than {decoding.MAX_DEPTH} levels, metadata.managedFields included"
+        raise errors.invalid(rt.kind, rt.group, name, [errors.FieldError("forbidden", "", detail)])
 
 
 def _generation_content(rt: ResourceType, obj: dict) -> dict:
