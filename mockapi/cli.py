@@ -45,6 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args)
+    except KeyboardInterrupt:
+        if args.command == "serve":
+            return 0  # Ctrl-C is how a server is stopped: it shut down cleanly
+        print(f"mockapi {args.command}: interrupted", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(130)  # as a shell reports SIGINT, without waiting for a request thread blocked on the server
     except Exception as exc:  # noqa: BLE001 - what a person can act on is one line; a bug keeps its traceback
         message = _failure(exc)
         if message is None:

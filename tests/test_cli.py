@@ -7,6 +7,7 @@ import http.server
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -239,3 +240,24 @@ def test_an_error_status_from_the_server_is_one_line(tmp_path, status, words):
         finally:
             server.shutdown()
     assert_one_line_error(process.returncode, err, 1, words)
+
+
+def test_interrupting_a_command_waiting_on_the_server_is_one_line(tmp_path):
+    with socket.socket() as silent:  # accepts the connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        silent.settimeout(30)
+        process = mockapi(["explain", "c", "--server", f"http://127.0.0.1:{silent.getsockname()[1]}"], tmp_path)
+        connection, _ = silent.accept()  # the request is under way
+        with connection:
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=30)
+    assert_one_line_error(process.returncode, err, 130, "mockapi explain: interrupted")
+
+
+def test_ctrl_c_stops_the_server_cleanly(tmp_path):
+    process = mockapi(["serve", "--port", "0", "--log-level", "warning"], tmp_path)
+    assert "serving on" in process.stdout.readline()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 0 and err == "", err

@@ -32,7 +32,7 @@ READS = (kinds.POOLS, kinds.CLASSES, kinds.CLAIMS, kinds.PRIVILEGED_CLAIMS, kind
 def run(client: KubeClient, *, policy: str, limits: Limits) -> int:
     """Reconcile claims until interrupted."""
     try:
-        asyncio.run(_checked(client))
+        _complete(_checked(client))
         print(f"mockapi allocator: reconciling claims on {client.host} (policy {policy})", flush=True)
         asyncio.run(Allocator(client, policy=policy, limits=limits).run())
     except KeyboardInterrupt:
@@ -44,15 +44,28 @@ def run(client: KubeClient, *, policy: str, limits: Limits) -> int:
 
 def explain(client: KubeClient, *, key: ClaimKey, policy: str, limits: Limits, output: str) -> int:
     """Print the allocator's full diagnosis of one claim (YAML or JSON)."""
-    try:
-        report = asyncio.run(_checked(client, explain_with(client, key, policy=policy, limits=limits)))
-    finally:
-        client.close()
+    report = _complete(_checked(client, explain_with(client, key, policy=policy, limits=limits)))
+    client.close()
     if output == "json":
         print(json.dumps(report, indent=2))
     else:
         print(yaml.safe_dump(report, sort_keys=False, width=120), end="")
     return 0
+
+
+def _complete(coro):
+    """``asyncio.run(coro)``, except that an interrupt (Ctrl-C) propagates at once instead of waiting
+    for a request still blocked on the server in a worker thread (closing the loop would join it)."""
+    runner = asyncio.Runner()
+    try:
+        result = runner.run(coro)
+    except KeyboardInterrupt:
+        raise  # the runner stays open: the process is about to end
+    except BaseException:
+        runner.close()
+        raise
+    runner.close()
+    return result
 
 
 async def _checked(client: KubeClient, then=None):
