@@ -7,6 +7,7 @@ values JSON cannot represent. Timestamps stay strings, as sigs.k8s.io/yaml leave
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -53,6 +54,46 @@ def decode_json(raw: bytes) -> Any:
     if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH:  # cheap bound: only then can it be too deep
         check_depth(value)
     return value
+
+
+def duplicate_fields(raw: bytes, value: Any) -> list[str]:
+    """The paths of keys repeated within one object of the JSON text ``raw`` (decoded as ``value``),
+    as kube's strict decoding names them (``duplicate field "metadata.labels.a"``).
+
+    The screen is exact and cheap: outside strings, JSON has one colon per key, and re-encoding
+    keeps one per distinct key and never escapes a colon in a string; so unless ``raw`` has more
+    colons (escaped ones counted) than its re-encoding, no object repeats a key.
+    """
+    if not isinstance(value, (dict, list)):
+        return []
+    colons = raw.count(b":")
+    if b"\\" in raw:
+        colons += raw.count(b"\\u003a") + raw.count(b"\\u003A")
+    if colons <= orjson.dumps(value).count(b":"):
+        return []
+    return _duplicate_paths(json.loads(raw, object_pairs_hook=_Pairs))
+
+
+class _Pairs(list):
+    """A JSON object as the list of its (key, value) pairs, repeats kept."""
+
+
+def _duplicate_paths(root: Any) -> list[str]:
+    found: list[str] = []
+    stack: list[tuple[Any, str]] = [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _Pairs):
+            seen: set[str] = set()
+            for key, child in node:
+                child_path = f"{path}.{key}" if path else key
+                if key in seen and child_path not in found:
+                    found.append(child_path)
+                seen.add(key)
+                stack.append((child, child_path))
+        elif isinstance(node, list):
+            stack.extend((child, f"{path}[{index}]") for index, child in enumerate(node))
+    return sorted(found)
 
 
 def decode_yaml_or_json(raw: bytes) -> Any:

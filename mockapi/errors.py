@@ -166,6 +166,13 @@ def method_not_supported(gr: GroupResource | None, action: str) -> StatusError:
     return StatusError(405, "MethodNotAllowed", f"{action} is not supported{target}", _details(gr, None))
 
 
+def method_not_allowed() -> StatusError:
+    """405 for a method the URL has no route for (POST to a named object, PATCH on a collection), as
+    kube-apiserver answers it: go-restful's 405 through ``NewGenericServerResponse``."""
+    cause = {"reason": "UnexpectedServerResponse", "message": "405: Method Not Allowed"}
+    return StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {"causes": [cause]})
+
+
 def not_acceptable(message: str) -> StatusError:
     return StatusError(406, "NotAcceptable", message)
 

@@ -48,11 +48,12 @@ def _fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
             if position + length > len(data):
                 raise _Truncated("truncated field")
             value, position = data[position : position + length], position + length
-        elif wire == 1:
-            value, position = int.from_bytes(data[position : position + 8], "little"), position + 8
-        elif wire == 5:
-            value, position = int.from_bytes(data[position : position + 4], "little"), position + 4
-        else:
+        elif wire in (1, 5):
+            width = 8 if wire == 1 else 4
+            if position + width > len(data):
+                raise _Truncated("truncated field")
+            value, position = int.from_bytes(data[position : position + width], "little"), position + width
+        else:  # 3/4 (groups, deprecated) included: nothing here is read recursively
             raise _Truncated(f"unsupported wire type {wire}")
         yield number, value
 

@@ -8,12 +8,19 @@ defences) lives in :mod:`mockapi.decoding`.
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any
 
 from mockapi import decoding, errors
 
 DEFAULT_MAX_BODY = 3 * 1024 * 1024  # etcd's default request limit, as kube-apiserver enforces
 YAML_TYPES = ("application/yaml", "application/apply-patch+yaml", "text/yaml", "application/x-yaml")
+ACCEPTED = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+# What Go's mime.ParseMediaType accepts: type[/subtype] then ;name=value parameters (token or
+# quoted value), a trailing ";" allowed. kube-apiserver answers 415 for anything else.
+_TOKEN = r"[!#$%&'*+\-.^_`{|}~0-9A-Za-z]+"
+_MEDIA_TYPE = re.compile(rf'\s*{_TOKEN}(?:/{_TOKEN})?\s*(?:;\s*{_TOKEN}\s*=\s*(?:{_TOKEN}|"(?:[^"\\]|\\.)*")\s*)*(?:;\s*)?')
 
 
 async def read(receive, *, limit: int, declared_length: int | None) -> bytes:
@@ -37,13 +44,26 @@ def media_type(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
 
 
+def is_json(content_type: str | None) -> bool:
+    """Whether a body with this Content-Type is decoded as JSON (not YAML)."""
+    return media_type(content_type) not in YAML_TYPES
+
+
+@functools.lru_cache(maxsize=256)
+def parses_as_media_type(content_type: str) -> bool:
+    return _MEDIA_TYPE.fullmatch(content_type) is not None
+
+
 def decode(raw: bytes, content_type: str | None) -> Any:
-    """The body as a JSON-like value. Empty body → None."""
+    """The body as a JSON-like value. Empty body → None. No Content-Type means JSON; one Go
+    cannot parse is 415, as kube-apiserver's input negotiation answers."""
     kind = media_type(content_type)
+    if content_type and not parses_as_media_type(content_type):
+        raise errors.unsupported_media_type(content_type, ACCEPTED)
     if not raw.strip():
         return None
     if kind in YAML_TYPES:
         return decoding.decode_yaml_or_json(raw)
     if kind and kind != "application/json" and not kind.endswith("+json") and kind != "*/*":
-        raise errors.unsupported_media_type(kind, ("application/json", "application/yaml"))
+        raise errors.unsupported_media_type(kind, ACCEPTED)
     return decoding.decode_json(raw)

@@ -33,7 +33,7 @@ from mockapi import decoding, errors
 from mockapi.registry import reset as resets
 from mockapi.registry.options import ListOptions
 from mockapi.registry.rest import Registry
-from mockapi.wire import query_bool
+from mockapi.wire import strict_query_bool
 
 PREFIX = "/mockapi/v1"
 JSON = "application/json"
@@ -214,8 +214,8 @@ def mount(app, control: ControlPlane) -> None:
     @app.post(f"{PREFIX}/reset")
     async def reset(request: Request) -> Response:
         query = request.query_params
-        keep_crds = query_bool(query, "keepCRDs", default=True)
-        keep_namespaces = query_bool(query, "keepNamespaces", default=False)
+        keep_crds = strict_query_bool(query, "keepCRDs", default=True)
+        keep_namespaces = strict_query_bool(query, "keepNamespaces", default=False)
         return json(control.reset(keep_crds=keep_crds, keep_namespaces=keep_namespaces))
 
     @app.post(f"{PREFIX}/load")

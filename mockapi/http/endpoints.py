@@ -65,7 +65,7 @@ def create_app(openapi) -> FastAPI:
         if exc.status_code == 404:
             return _status_response(errors.StatusError(404, "NotFound", "the server could not find the requested resource", {}))
         if exc.status_code == 405:
-            return _status_response(errors.method_not_supported(None, request.method.lower()))
+            return _status_response(errors.method_not_allowed())
         return _status_response(errors.StatusError(exc.status_code, "Unknown", str(exc.detail)))
 
     @app.exception_handler(RequestValidationError)

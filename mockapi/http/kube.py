@@ -12,7 +12,7 @@ import time
 
 from mockapi import errors
 from mockapi.http import discovery as discovery_
-from mockapi.http import requestinfo, responses, verbs
+from mockapi.http import requestinfo, responses, table, verbs
 from mockapi.http import watch as watch_
 from mockapi.http.verbs import Call
 from mockapi.registry.rest import Registry
@@ -30,6 +30,9 @@ HANDLERS: dict[str, verbs.Handler] = {
     "deletecollection": verbs.delete_collection,
 }
 SUBRESOURCE_VERBS = {"status": ("get", "update", "patch"), "finalize": ("update",)}
+# The methods kube-apiserver routes on each URL shape; any other gets go-restful's 405.
+COLLECTION_METHODS = frozenset({"GET", "POST", "DELETE"})
+ITEM_METHODS = frozenset({"GET", "PUT", "PATCH", "DELETE"})
 _NOT_FOUND = ("the server could not find the requested resource",)
 
 
@@ -86,14 +89,17 @@ class KubeAPI:
             if info.subresource not in rt.subresources and not (info.subresource == "finalize" and rt.plural == "namespaces" and not rt.group):
                 raise _not_found()
             if info.verb not in allowed:
-                raise errors.method_not_supported(rt.group_resource, info.verb)
+                raise errors.method_not_allowed()
         if rt.namespaced and not info.namespace and info.verb not in ("list", "watch"):
-            raise _not_found() if info.name else errors.method_not_supported(rt.group_resource, info.verb)
+            raise _not_found() if info.name else errors.method_not_allowed()
         if not rt.namespaced and info.namespace and rt.plural != "namespaces":
             raise _not_found()
+        if not info.subresource and info.method not in (ITEM_METHODS if info.name else COLLECTION_METHODS):
+            raise errors.method_not_allowed()
         handler = HANDLERS.get(info.verb)
         if handler is None:
-            raise errors.method_not_supported(rt.group_resource, info.verb)
+            raise errors.method_not_allowed()
+        table.negotiate(headers.get(b"accept", b"").decode("latin-1"))  # 406 before anything is done
         deprecated = self.registry.lifecycle.deprecation_warning(rt)
         if deprecated:
             send = responses.with_headers(send, [responses.warning_header(deprecated)])
@@ -102,7 +108,7 @@ class KubeAPI:
 
     async def _discovery(self, info, headers, send) -> None:
         if info.method != "GET":
-            raise errors.method_not_supported(None, info.method.lower())
+            raise errors.method_not_allowed()
         accept = headers.get(b"accept", b"").decode("latin-1")
         d = self.discovery
         path = info.path.rstrip("/")

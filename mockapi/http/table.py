@@ -29,19 +29,26 @@ CONTENT_TYPES = {
     METADATA_LIST: b"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
 }
 INCLUDE_OBJECT = ("None", "Metadata", "Object")
+# Media types served as JSON: what kube-apiserver's negotiation accepts (YAML and protobuf replies are
+# JSON here, which every client reads), and the wildcards.
+PLAIN_TYPES = frozenset({"application/json", "application/yaml", "application/vnd.kubernetes.protobuf", "*/*", "application/*"})
+ACCEPTED = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
 
 
 @lru_cache(maxsize=256)
 def negotiate(accept: str) -> str | None:
-    """The meta.k8s.io rendering the client prefers, or None for the plain object (JSON)."""
+    """The meta.k8s.io rendering the client prefers, or None for the plain object (JSON); 406
+    NotAcceptable when no entry of a non-empty Accept can be served (``image/png``)."""
+    if not accept.strip():
+        return None
     for part in accept.split(","):
         fields = [f.strip() for f in part.split(";")]
         params = dict(f.split("=", 1) for f in fields[1:] if "=" in f)
-        if fields[0] in ("application/json", "*/*", "application/*") and not params.get("as"):
+        if fields[0].lower() in PLAIN_TYPES and not params.get("as"):
             return None
         if params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1") and params.get("as") in CONTENT_TYPES:
             return params["as"]
-    return None
+    raise errors.not_acceptable(f"only the following media types are accepted: {ACCEPTED}")
 
 
 def include_object(query: dict[str, str]) -> str:

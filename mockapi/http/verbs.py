@@ -47,11 +47,23 @@ class Call:
         content_type = self.headers.get(b"content-type")
         return raw, content_type.decode("latin-1") if content_type else None
 
-    async def decoded_body(self) -> Any:
+    async def decoded_body(self, opts: WriteOptions | None = None) -> Any:
+        """The body as a JSON-like value; with ``opts``, keys repeated in a JSON object are refused
+        (Strict) or warned about (Warn), as kube's strict decoding does."""
         raw, content_type = await self.body()
         if bodies.media_type(content_type) == protobuf.MEDIA_TYPE:
             return protobuf.decode(raw)
-        return bodies.decode(raw, content_type)
+        value = bodies.decode(raw, content_type)
+        if opts is not None and opts.field_validation != "Ignore" and bodies.is_json(content_type):
+            _check_duplicates(self.rt, decoding.duplicate_fields(raw, value), opts)
+        return value
+
+
+def _check_duplicates(rt: ResourceType, paths: list[str], opts: WriteOptions) -> None:
+    problems = [f'duplicate field "{path}"' for path in paths]
+    if problems and opts.field_validation == "Strict":
+        raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: strict decoding error: {", ".join(problems)}')
+    opts.warnings.extend(problems)
 
 
 def write_options(call: Call, *, default_manager: bool = True) -> WriteOptions:
@@ -106,7 +118,7 @@ async def list_(call: Call) -> None:
 
 async def create(call: Call) -> None:
     opts = write_options(call)
-    body = await call.decoded_body()
+    body = await call.decoded_body(opts)
     if body is None:
         raise errors.bad_request("the request body is empty: expected an object")
     await _send_written(call, call.registry.create(call.rt, call.namespace, body, opts), opts)
@@ -114,7 +126,7 @@ async def create(call: Call) -> None:
 
 async def update(call: Call) -> None:
     opts = write_options(call)
-    body = await call.decoded_body()
+    body = await call.decoded_body(opts)
     if body is None:
         raise errors.bad_request("the request body is empty: expected an object")
     written = call.registry.update(call.rt, call.namespace, call.info.name, body, opts, subresource=call.info.subresource)

@@ -11,20 +11,18 @@ from typing import Any
 import orjson
 
 from mockapi import errors, selectors
-from mockapi.wire import query_bool
+from mockapi.wire import parse_int64, query_bool
 
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 DEFAULT_FIELD_VALIDATION = "Warn"
 
 
 def _int_param(query: dict[str, str], name: str) -> int | None:
+    """An integer parameter as kube decodes it (400 ``strconv.ParseInt: parsing "1_0": invalid syntax``)."""
     raw = query.get(name)
-    if raw is None or raw == "":
+    if raw is None:
         return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise errors.bad_request(f'{name}: Invalid value: "{raw}": must be an integer') from None
+    return parse_int64(raw)
 
 
 def _dry_run(query: dict[str, str]) -> bool:
