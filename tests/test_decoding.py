@@ -84,3 +84,22 @@ def test_deep_json_is_400(body):
     with pytest.raises(errors.StatusError) as caught:
         decoding.decode_json(body)
     assert caught.value.code == 400
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        (b'{"a":1,"a":2}', ["a"]),
+        (b'{"metadata":{"labels":{"x":"1","y":"2","x":"3"}}}', ["metadata.labels.x"]),
+        (b'{"spec":{"items":[{"n":1},{"n":1,"n":2}]}}', ["spec.items[1].n"]),
+        (b'{"a" : 1 , "a" : 2}', ["a"]),  # whitespace around the colons
+        (b'{"a":1,"\\u0061":2}', ["a"]),  # the same key spelled two ways
+        (b'{"a":"\\u003a","a":"x"}', ["a"]),  # an escaped colon does not hide the repeat
+        (b'{"a":"x:y:z","b":{"c":"::"}}', []),  # colons in strings are not keys
+        (b'{"a":"\\u003a\\u003A"}', []),
+        (b'[{"a":1},{"a":2}]', []),
+        (b'"just:a:string"', []),
+    ],
+)
+def test_duplicate_fields_are_found_exactly(raw, expected):
+    assert decoding.duplicate_fields(raw, decoding.decode_json(raw)) == expected

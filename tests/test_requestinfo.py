@@ -19,6 +19,11 @@ CASES = [
     ("GET", "/api/v1/pods", "watch=True", ("watch", "", "v1", "", "pods", "", "")),
     ("GET", "/api/v1/pods", "watch=1", ("watch", "", "v1", "", "pods", "", "")),
     ("GET", "/api/v1/pods", "watch=false", ("list", "", "v1", "", "pods", "", "")),
+    # kube's query booleans: only 0 and false (any case) are false; anything else is a watch
+    ("GET", "/api/v1/pods", "watch=FALSE", ("list", "", "v1", "", "pods", "", "")),
+    ("GET", "/api/v1/pods", "watch=0", ("list", "", "v1", "", "pods", "", "")),
+    ("GET", "/api/v1/pods", "watch=maybe", ("watch", "", "v1", "", "pods", "", "")),
+    ("GET", "/api/v1/pods", "watch=f", ("watch", "", "v1", "", "pods", "", "")),
     ("GET", "/api/v1/watch/namespaces/x/pods", "", ("watch", "", "v1", "x", "pods", "", "")),
     ("GET", "/api/v1/nodes/node-1", "", ("get", "", "v1", "", "nodes", "node-1", "")),
     ("DELETE", "/api/v1/namespaces/x/configmaps", "", ("deletecollection", "", "v1", "x", "configmaps", "", "")),

@@ -91,3 +91,90 @@ def test_yaml_bodies_are_accepted_for_create(http):
     body = b"apiVersion: devmgmtproto.k8s.io/v1alpha1\nkind: DeviceClass\nmetadata:\n  name: from-yaml\nspec:\n  driver: d\n  deviceType: gpu\n"
     response = http.post(CLASSES, content=body, headers={"Content-Type": "application/yaml"})
     assert response.status_code == 201 and response.json()["metadata"]["name"] == "from-yaml"
+
+
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+METHOD_NOT_ALLOWED = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "the server does not allow this method on the requested resource",
+    "reason": "MethodNotAllowed",
+    "details": {"causes": [{"reason": "UnexpectedServerResponse", "message": "405: Method Not Allowed"}]},
+    "code": 405,
+}
+
+
+def configmap(name, **data):
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+def test_post_to_a_named_object_is_405_and_creates_nothing(http, live):
+    before = live.server.store.resource_version
+    response = http.post(f"{CONFIGMAPS}/some-name", json=configmap("some-name"))
+    assert response.status_code == 405 and response.json() == METHOD_NOT_ALLOWED
+    assert http.get(f"{CONFIGMAPS}/some-name").status_code == 404
+    assert_unchanged(http, live, before)
+
+
+def test_patch_and_put_on_a_collection_are_405(http):
+    merge = {"Content-Type": "application/merge-patch+json"}
+    assert http.patch(CONFIGMAPS, content=b"{}", headers=merge).json() == METHOD_NOT_ALLOWED
+    assert http.put(CONFIGMAPS, json=configmap("x")).json() == METHOD_NOT_ALLOWED
+
+
+def test_an_unparsable_content_type_is_415_not_json(http, live):
+    before = live.server.store.resource_version
+    response = http.post(CONFIGMAPS, content=b'{"metadata":{"name":"x"}}', headers={"Content-Type": ";;;==="})
+    assert_status(response, 415, "UnsupportedMediaType")
+    assert_unchanged(http, live, before)
+
+
+def test_an_accept_nothing_can_serve_is_406(http, live):
+    before = live.server.store.resource_version
+    body = assert_status(http.get(CONFIGMAPS, headers={"Accept": "image/png"}), 406, "NotAcceptable")
+    assert body["message"] == "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    assert_status(http.post(CONFIGMAPS, json=configmap("png"), headers={"Accept": "image/png"}), 406, "NotAcceptable")
+    assert_unchanged(http, live, before)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"limit": "1_0"}, 'strconv.ParseInt: parsing "1_0": invalid syntax'),
+        ({"limit": "12345678901234567890123"}, 'strconv.ParseInt: parsing "12345678901234567890123": value out of range'),
+        ({"watch": "true", "timeoutSeconds": "1_0"}, 'strconv.ParseInt: parsing "1_0": invalid syntax'),
+    ],
+)
+def test_integer_query_parameters_are_parseint(http, params, message):
+    assert assert_status(http.get(CONFIGMAPS, params=params), 400, "BadRequest")["message"] == message
+
+
+def test_watch_maybe_is_a_watch_as_in_kube(http):
+    """kube converts query booleans with Convert_Slice_string_To_bool: only 0/false are false."""
+    assert http.post(CONFIGMAPS, json=configmap("seen")).status_code == 201
+    with http.stream("GET", CONFIGMAPS, params={"watch": "maybe"}) as response:
+        assert response.status_code == 200
+        first = next(response.iter_lines())
+    assert '"type":"ADDED"' in first.replace(" ", "")
+
+
+DUPLICATE = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"},"data":{"x":"1","x":"2"}}'
+
+
+def test_duplicate_json_fields_are_400_under_strict(http, live):
+    before = live.server.store.resource_version
+    response = http.post(CONFIGMAPS, params={"fieldValidation": "Strict"}, content=DUPLICATE, headers={"Content-Type": "application/json"})
+    body = assert_status(response, 400, "BadRequest")
+    assert body["message"] == 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "data.x"'
+    assert_unchanged(http, live, before)
+
+
+def test_duplicate_json_fields_warn_by_default_and_pass_under_ignore(http):
+    response = http.post(CONFIGMAPS, content=DUPLICATE, headers={"Content-Type": "application/json"})
+    assert response.status_code == 201 and response.json()["data"] == {"x": "2"}
+    assert response.headers["warning"] == '299 - "duplicate field \\"data.x\\""'
+    update = DUPLICATE.replace(b'"2"}', b'"3"}')
+    response = http.put(f"{CONFIGMAPS}/dup", params={"fieldValidation": "Ignore"}, content=update, headers={"Content-Type": "application/json"})
+    assert response.status_code == 200 and "warning" not in response.headers
