@@ -9,7 +9,6 @@ use, a bad manifest, an error Status from the server) is one line on stderr, ``m
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
 import logging
 import os

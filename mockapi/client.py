@@ -227,12 +227,12 @@ class KubeClient:
     def from_kubeconfig(cls, path: str | None = None, *, context: str | None = None) -> "KubeClient":
         """From ``path`` (else $KUBECONFIG, else ~/.kube/config; paths joined by ':' are merged).
         Raises :class:`NoKubeconfig` when no such file exists, :class:`ConnectError` when it is unusable."""
-        import yaml
-        from kubernetes import config
-
         path = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
         if not any(os.path.isfile(os.path.expanduser(p)) for p in path.split(os.pathsep) if p):
             raise NoKubeconfig(f"no kubeconfig at {path}")
+        import yaml
+        from kubernetes import config
+
         try:
             return cls(config.new_client_from_config(config_file=path, context=context))
         except (config.ConfigException, yaml.YAMLError) as exc:

@@ -88,6 +88,7 @@ FAILURES = {
     "explain without a kubeconfig": (["explain", "my-claim"], 1, "no kubeconfig at ~/.kube/config (give --kubeconfig FILE, set KUBECONFIG, or use --server URL)"),
     "allocator without a kubeconfig": (["allocator"], 1, "no kubeconfig at ~/.kube/config"),
     "a missing --kubeconfig": (["explain", "c", "--kubeconfig", "{tmp}/nope"], 1, "no kubeconfig at {tmp}/nope"),
+    "a missing $KUBECONFIG": (["explain", "c", "env:KUBECONFIG={tmp}/gone:{tmp}/gone-too"], 1, "no kubeconfig at {tmp}/gone:{tmp}/gone-too"),
     "a file that is no kubeconfig": (["explain", "c", "--kubeconfig", "{tmp}/not-a-kubeconfig"], 1, "unusable kubeconfig {tmp}/not-a-kubeconfig: not a kubeconfig"),
     "an unknown context": (["allocator", "--kubeconfig", "{tmp}/kubeconfig", "--context", "nope"], 1, "Expected object with name nope"),
     "explain, server unreachable": (["explain", "c", "--server", "http://127.0.0.1:{closed}"], 1, "cannot reach the API server at http://127.0.0.1:{closed}: Connection refused"),
