@@ -44,8 +44,10 @@ def run(client: KubeClient, *, policy: str, limits: Limits) -> int:
 
 def explain(client: KubeClient, *, key: ClaimKey, policy: str, limits: Limits, output: str) -> int:
     """Print the allocator's full diagnosis of one claim (YAML or JSON)."""
-    report = _complete(_checked(client, explain_with(client, key, policy=policy, limits=limits)))
-    client.close()
+    try:
+        report = _complete(_checked(client, explain_with(client, key, policy=policy, limits=limits)))
+    finally:
+        client.close()
     if output == "json":
         print(json.dumps(report, indent=2))
     else:
