@@ -96,6 +96,21 @@ def _duplicate_paths(root: Any) -> list[str]:
     return sorted(found)
 
 
+def load_embedded_json(text: str) -> Any:
+    """JSON held in a string of a body (a managedFields key, the last-applied annotation), with
+    Python's semantics; ValueError when malformed or nested deeper than MAX_DEPTH, so whatever
+    walks the result recursively stays bounded."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return json.loads(text)  # cannot nest deeper than its brackets
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nesting deeper than {MAX_DEPTH} levels") from None
+    if depth_exceeds(value, MAX_DEPTH):
+        raise ValueError(f"nesting deeper than {MAX_DEPTH} levels")
+    return value
+
+
 def decode_yaml_or_json(raw: bytes) -> Any:
     try:
         value = orjson.loads(raw)

@@ -89,3 +89,36 @@ def test_an_ordinary_write_is_unaffected(things):
     registry, rt = things
     written = registry.create(rt, "", {"metadata": {"name": "t"}, "spec": {"x": [1, {"y": 2}]}}, WriteOptions())
     assert orjson.loads(written.raw)["spec"] == {"x": [1, {"y": 2}]}
+
+
+DEEP_TEXT = "[" * 5000 + "]" * 5000
+
+
+@pytest.mark.parametrize("key", ["v:" + DEEP_TEXT, 'k:{"a":' + DEEP_TEXT + "}", "v:" + "[" * 500 + "]" * 500], ids=["value 5000", "key 5000", "value 500"])
+def test_deep_json_in_a_managed_fields_key_is_dropped_not_a_500(key):
+    """fieldsV1 keys hold JSON: it is decoded within the same depth bound, not recursively without one."""
+    server = app_.build(clock=FakeClock(), uids=SequentialUIDs())
+    configmaps = server.types.by_kind("", "v1", "ConfigMap")
+    managed = [{"manager": "m", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {key: {}}}}]
+    server.registry.create(configmaps, "default", {"metadata": {"name": "c", "managedFields": managed}, "data": {"a": "b"}}, WriteOptions())
+    written = server.registry.patch(configmaps, "default", "c", rest.MERGE_PATCH, {"data": {"x": "y"}}, WriteOptions(field_manager="other"))
+    assert key not in written.raw.decode()
+
+
+def test_a_deep_last_applied_annotation_is_ignored_not_a_500():
+    server = app_.build(clock=FakeClock(), uids=SequentialUIDs())
+    configmaps = server.types.by_kind("", "v1", "ConfigMap")
+    annotations = {"kubectl.kubernetes.io/last-applied-configuration": DEEP_TEXT}
+    server.registry.create(configmaps, "default", {"metadata": {"name": "c", "annotations": annotations}, "data": {"a": "b"}}, WriteOptions(field_manager="x"))
+    applied = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "z"}}
+    with pytest.raises(errors.StatusError) as caught:  # kubectl's apply conflicts with x, and the annotation cannot vouch for it
+        server.registry.patch(configmaps, "default", "c", rest.APPLY_PATCH, applied, WriteOptions(field_manager="kubectl"))
+    assert caught.value.code == 409
+
+
+def test_embedded_json_keeps_pythons_semantics_within_the_bound():
+    assert decoding.load_embedded_json('{"a": [1, 2.5, 123456789012345678901234567890]}') == {"a": [1, 2.5, 123456789012345678901234567890]}
+    with pytest.raises(ValueError, match="nesting deeper than 100"):
+        decoding.load_embedded_json("[" * 101 + "]" * 101)
+    with pytest.raises(ValueError):
+        decoding.load_embedded_json(DEEP_TEXT)

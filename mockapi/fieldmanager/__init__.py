@@ -24,11 +24,10 @@ an untracked object (``before-first-apply``), at most ten Update entries (older 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
-from mockapi import errors
+from mockapi import decoding, errors
 from mockapi.fieldmanager import managed as entries
 from mockapi.fieldmanager.conflict import Conflict, conflict_error
 from mockapi.fieldmanager.fieldset import difference, has, intersection, paths, union
@@ -236,7 +235,7 @@ def _apply_resolving_last_applied(request: _Apply, managers: Managers, *, force:
 def _vouched_by_last_applied(request: _Apply) -> dict | None:
     text = _annotation(request.live, LAST_APPLIED)
     try:
-        last = json.loads(text) if text else None
+        last = decoding.load_embedded_json(text) if text else None
     except ValueError:
         return None
     if not isinstance(last, dict) or last.get("apiVersion") != request.entry.api_version:

@@ -10,11 +10,11 @@ written back untouched when nothing about them changed.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
+from mockapi import decoding
 from mockapi.fieldmanager.fieldset import LEAF, sorted_node, union
 from mockapi.schema.structural import go_json
 
@@ -149,7 +149,7 @@ def _canonical_element(kind: str, text: str) -> str:
     try:
         if kind == "i":
             return str(int(text))
-        value = json.loads(text)
+        value = decoding.load_embedded_json(text)
     except ValueError as exc:
         raise DecodeError(f"error decoding set: {exc}") from None
     if kind == "k" and not isinstance(value, dict):
