@@ -203,6 +203,8 @@ class ConfigMapStrategy(Strategy):
         problems = _config_keys(obj, ("data", "binaryData"))
         both = set(obj.get("data") or {}) & set(obj.get("binaryData") or {})
         problems += [errors.FieldError("invalid", "data", "duplicate of key present in binaryData", value=k) for k in sorted(both)]
+        if _text_bytes(obj.get("data")) + _base64_bytes(obj.get("binaryData")) > MAX_SECRET_SIZE:
+            problems.append(_too_big("[]"))  # kube's field.NewPath(""): the whole object
         return problems + _immutable(obj, old, ("data", "binaryData"))
 
 
@@ -218,9 +220,32 @@ class SecretStrategy(Strategy):
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         problems = _config_keys(obj, ("data",))
+        if _base64_bytes(obj.get("data")) > MAX_SECRET_SIZE:
+            problems.append(_too_big("data"))
         if old is not None and obj.get("type") != old.get("type"):
             problems.append(errors.FieldError("invalid", "type", "field is immutable", value=obj.get("type")))
         return problems + _immutable(obj, old, ("data",))
+
+
+MAX_SECRET_SIZE = 1024 * 1024  # api.MaxSecretSize, the bound on a Secret's or ConfigMap's data
+
+
+def _too_big(path: str) -> errors.FieldError:
+    return errors.FieldError("too_long", path, f"may not be more than {MAX_SECRET_SIZE} bytes")
+
+
+def _text_bytes(values: Any) -> int:
+    """Go's len() of the string values: their UTF-8 bytes."""
+    if not isinstance(values, dict):
+        return 0
+    return sum(len(v) if v.isascii() else len(v.encode()) for v in values.values() if isinstance(v, str))
+
+
+def _base64_bytes(values: Any) -> int:
+    """The decoded size of base64 values ([]byte fields), without decoding them."""
+    if not isinstance(values, dict):
+        return 0
+    return sum(len(v) * 3 // 4 - v.endswith("=") - v.endswith("==") for v in values.values() if isinstance(v, str))
 
 
 def _fold_string_data(obj: dict) -> None:
@@ -268,6 +293,66 @@ class PodStrategy(Strategy):
 
     def prepare_for_create(self, obj: dict) -> None:
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
+
+    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        problems = []
+        for field in ("initContainers", "containers"):  # kube validates init containers first
+            for i, container in enumerate(spec.get(field) or []):
+                if isinstance(container, dict):
+                    problems += container_port_errors(container.get("ports"), f"spec.{field}[{i}].ports")
+        return problems
+
+
+_PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
+_PORT_RANGE = "must be between 1 and 65535, inclusive"
+
+
+def container_port_errors(ports: Any, path: str) -> list[errors.FieldError]:
+    """kube's validateContainerPorts: IANA_SVC_NAME names unique within the container,
+    containerPort and hostPort (when set) in 1-65535. The protocol enum is the schema's."""
+    problems: list[errors.FieldError] = []
+    names: set[str] = set()
+    for i, port in enumerate(ports if isinstance(ports, list) else []):
+        if not isinstance(port, dict):
+            continue
+        at = f"{path}[{i}]"
+        name = port.get("name")
+        if isinstance(name, str) and name:
+            found = port_name_errors(name)
+            problems += [errors.FieldError("invalid", f"{at}.name", msg, value=name) for msg in found]
+            if not found and name in names:
+                problems.append(errors.FieldError("duplicate", f"{at}.name", value=name))
+            names.add(name)
+        number = port.get("containerPort")
+        if number == 0:
+            problems.append(errors.FieldError("required", f"{at}.containerPort"))
+        elif _is_int(number) and not 1 <= number <= 65535:
+            problems.append(errors.FieldError("invalid", f"{at}.containerPort", _PORT_RANGE, value=number))
+        host = port.get("hostPort")
+        if _is_int(host) and host != 0 and not 1 <= host <= 65535:
+            problems.append(errors.FieldError("invalid", f"{at}.hostPort", _PORT_RANGE, value=host))
+    return problems
+
+
+def port_name_errors(name: str) -> list[str]:
+    """validation.IsValidPortName (an IANA_SVC_NAME), kube's messages in kube's order."""
+    found = []
+    if len(name) > 15:
+        found.append("must be no more than 15 characters")
+    if not _PORT_NAME_CHARS.match(name):
+        found.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search(r"[a-z]", name):
+        found.append("must contain at least one letter (a-z)")
+    if "--" in name:
+        found.append("must not contain consecutive hyphens")
+    if name[0] == "-" or name[-1] == "-":
+        found.append("must not begin or end with a hyphen")
+    return found
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _qos_class(pod: dict) -> str:
