@@ -29,7 +29,8 @@ _MAX_SAFE_PREFIX = 240  # 2·250 + 2·(240 + 1) + 1 = 983
 # a mapping's value); a column is reached by a line's indentation plus the compact indicators that
 # open block nodes after it (``- - x``, ``? ? x``): the line's "block prefix". Lines break at any of
 # YAML's line breaks.
-_LONG_BLOCK_PREFIX = re.compile("[\n\r\x85\u2028\u2029][ \t?:-]{%d}" % _MAX_SAFE_PREFIX)
+_LONG_BLOCK_PREFIX = re.compile("\n[ \t?:-]{%d}" % _MAX_SAFE_PREFIX)  # a literal first: a fast scan
+_OTHER_BREAKS = "\r\x85\u2028\u2029"
 _OPEN = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSE = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
@@ -149,6 +150,8 @@ def _composing_is_safe(text: str) -> bool:
     """Whether the depth bound is within SAFE_COMPOSE_DEPTH: two counts and one regex scan."""
     if text.count("[") + text.count("{") > _MAX_SAFE_FLOW:
         return False
+    if any(brk in text for brk in _OTHER_BREAKS):
+        text = re.sub(f"[{_OTHER_BREAKS}]", "\n", text)  # rare: line breaks other than LF
     return _LONG_BLOCK_PREFIX.search(text) is None and _LONG_BLOCK_PREFIX.match("\n" + text[:_MAX_SAFE_PREFIX]) is None
 
 
@@ -197,6 +200,18 @@ def check_depth(value: Any) -> None:
     """Nesting beyond MAX_DEPTH is refused (every later layer may then recurse safely)."""
     if depth_exceeds(value, MAX_DEPTH):
         raise errors.bad_request(f"error decoding body: nesting deeper than {MAX_DEPTH} levels")
+
+
+def object_depth_exceeds(value: Any, limit: int) -> bool:
+    """:func:`depth_exceeds`, screened first at C speed: nothing nests deeper than its encoding
+    has brackets (the common case for a write: no walk at all)."""
+    try:
+        encoded = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # deeper than orjson's 255 levels, or not JSON: the walk decides
+        return depth_exceeds(value, limit)
+    if encoded.count(b"{") + encoded.count(b"[") <= limit:
+        return False
+    return depth_exceeds(value, limit)
 
 
 def depth_exceeds(value: Any, limit: int) -> bool:

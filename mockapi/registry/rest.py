@@ -19,6 +19,7 @@ import orjson
 from mockapi import clock as clocks
 from mockapi import decoding, errors, fieldmanager, patch
 from mockapi.gvk import ResourceType
+from mockapi.registry import conversion
 from mockapi.registry import strategy as strategies
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
 from mockapi.registry.types import TypeRegistry
@@ -100,7 +101,7 @@ class Registry:
         stored = self.store.get(rt.group_resource, _ns(rt, namespace), name)
         if stored is None:
             raise errors.not_found(rt.group_resource, name)
-        return stored
+        return conversion.served_stored(rt, stored)
 
     def list(self, rt: ResourceType, namespace: str, opts: ListOptions) -> Page:
         predicate = self.predicate(rt, opts)
@@ -122,9 +123,9 @@ class Registry:
                 remaining = None
                 if predicate is None:
                     remaining = 1 + sum(1 for _ in source)
-                return Page(rv, items, token, remaining)
+                return Page(rv, conversion.served_items(rt, items), token, remaining)
             items.append(stored)
-        return Page(rv, items)
+        return Page(rv, conversion.served_items(rt, items))
 
     def _list_start(self, opts: ListOptions) -> tuple[int | None, tuple[str, str] | None]:
         """(resourceVersion to read at or None for the latest, key to continue after)."""
@@ -199,6 +200,7 @@ class Registry:
                 raise _too_large(rv, self.store.resource_version)
             if not initial:
                 since = rv
+        encode = conversion.watch_encoder(rt, encode)
         return self.store.watch(rt.group_resource, namespace=namespace, predicate=predicate, since=since, initial=initial, encode=encode)
 
     @property
@@ -235,9 +237,9 @@ class Registry:
             if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]) is not None:
                 raise errors.already_exists(rt.group_resource, meta["name"])
             return Written(orjson.dumps(obj), created=True)
-        stored = self.store.create(rt.group_resource, obj, fields=self.indexer(rt))
+        stored = self.store.create(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt))
         self.lifecycle.after_store(rt, obj, None)
-        return Written(stored.raw, created=True)
+        return Written(conversion.served(rt, stored.raw), created=True)
 
     def _generate_name(self, rt: ResourceType, obj: dict) -> str:
         meta = obj["metadata"]
@@ -266,7 +268,7 @@ class Registry:
         return self._update(rt, obj, current, opts, subresource=subresource)
 
     def _update(self, rt: ResourceType, obj: dict, current: Stored, opts: WriteOptions, *, subresource: str, applied: bool = False) -> Written:
-        old = current.load()
+        old = conversion.to_request(rt, current.load())
         meta, old_meta = obj["metadata"], old["metadata"]
         rv = meta.get("resourceVersion")
         if rv and rv != old_meta["resourceVersion"]:
@@ -290,18 +292,18 @@ class Registry:
             self._track_fields(rt, old, obj, opts, subresource=subresource)
         _canonicalize(obj)
         _check_stored_depth(rt, obj)
-        if obj == old:
-            return Written(current.raw)  # nothing changed: no write, no event, same resourceVersion
+        if obj == old:  # nothing changed: no write, no event, same resourceVersion
+            return Written(conversion.served(rt, current.raw))
         self.lifecycle.before_store(rt, obj, old)
         if opts.dry_run:
             return Written(orjson.dumps(obj))
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
-            stored = self.store.delete(rt.group_resource, current.namespace, current.name, final=obj)
+            stored = self.store.delete(rt.group_resource, current.namespace, current.name, final=conversion.to_storage(rt, obj))
             self.lifecycle.after_delete(rt, obj)
-            return Written(stored.raw)
-        stored = self.store.update(rt.group_resource, obj, fields=self.indexer(rt))
+            return Written(conversion.served(rt, stored.raw))
+        stored = self.store.update(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt))
         self.lifecycle.after_store(rt, obj, old)
-        return Written(stored.raw)
+        return Written(conversion.served(rt, stored.raw))
 
     # ------------------------------------------------------------------- patch
     def patch(self, rt: ResourceType, namespace: str, name: str, patch_type: str, document: Any, opts: WriteOptions, *, subresource: str = "") -> Written:
@@ -314,7 +316,7 @@ class Registry:
             if patch_type == APPLY_PATCH and not subresource:
                 return self._apply_create(rt, namespace, name, document, opts)
             raise errors.not_found(rt.group_resource, name)
-        old = current.load()
+        old = conversion.to_request(rt, current.load())
         if patch_type == JSON_PATCH:
             patched = patch.json_patch(old, document)
         elif patch_type == MERGE_PATCH:
@@ -375,7 +377,7 @@ class Registry:
             return self._mark_deleted(rt, current, obj), False
         stored = self.store.delete(rt.group_resource, current.namespace, current.name)
         self.lifecycle.after_delete(rt, obj)
-        return Written(stored.raw), True
+        return Written(conversion.served(rt, stored.raw)), True
 
     def _mark_deleted(self, rt: ResourceType, current: Stored, obj: dict) -> Written:
         meta = obj["metadata"]
@@ -386,9 +388,9 @@ class Registry:
         if self.strategy(rt).tracks_generation:
             meta["generation"] = meta.get("generation", 0) + 1
         self.lifecycle.on_terminating(rt, obj)
-        stored = self.store.update(rt.group_resource, obj, fields=self.indexer(rt))
+        stored = self.store.update(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt))
         self.lifecycle.after_terminating(rt, obj)
-        return Written(stored.raw)
+        return Written(conversion.served(rt, stored.raw))
 
     def delete_collection(self, rt: ResourceType, namespace: str, list_opts: ListOptions, opts: DeleteOptions) -> list[bytes]:
         page = self.list(rt, namespace, ListOptions(label_selector=list_opts.label_selector, field_selector=list_opts.field_selector))
@@ -485,7 +487,7 @@ def _check_patched_name(patched: Any, name: str) -> None:
 def _check_stored_depth(rt: ResourceType, obj: Any) -> None:
     """What is stored must decode again (a GET, then a PUT): its depth, managedFields included,
     stays within the decoder's limit. Patches and managedFields could otherwise grow it."""
-    if decoding.depth_exceeds(obj, decoding.MAX_DEPTH):
+    if decoding.object_depth_exceeds(obj, decoding.MAX_DEPTH):
         name = obj["metadata"].get("name", "") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else ""
         detail = f"the object may not nest deeper than {decoding.MAX_DEPTH} levels, metadata.managedFields included"
         raise errors.invalid(rt.kind, rt.group, name, [errors.FieldError("forbidden", "", detail)])
