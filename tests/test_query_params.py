@@ -56,3 +56,14 @@ def test_the_control_api_keeps_strict_booleans():
     with pytest.raises(errors.StatusError, match="must be a boolean"):
         wire.strict_query_bool({"keepCRDs": "maybe"}, "keepCRDs")
     assert wire.strict_query_bool({"keepCRDs": "F"}, "keepCRDs", default=True) is False
+
+
+@pytest.mark.parametrize("rv", ["1_0", "+1", " 1", "-1", "١", "18446744073709551616", "abc"])
+def test_a_resource_version_is_parseuint_or_400(rv):
+    with pytest.raises(errors.StatusError) as caught:
+        ListOptions.parse({"resourceVersion": rv})
+    assert caught.value.code == 400 and caught.value.message == f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer'
+
+
+def test_a_valid_resource_version_parses():
+    assert ListOptions.parse({"resourceVersion": "18446744073709551615"}).resource_version == "18446744073709551615"

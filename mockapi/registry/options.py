@@ -90,13 +90,11 @@ class ListOptions:
 
 
 def parse_resource_version(value: str) -> int:
-    try:
-        rv = int(value)
-    except ValueError:
-        rv = -1
-    if rv < 0:
+    """A resourceVersion as the storage layer parses it (Go ``strconv.ParseUint(value, 10, 64)``):
+    ASCII digits only, so ``1_0``, ``+1`` and `` 1`` are refused as ``-1`` is."""
+    if not value.isascii() or not value.isdigit() or int(value) >= 2**64:
         raise errors.bad_request(f'resourceVersion: Invalid value: "{value}": must be a non-negative integer')
-    return rv
+    return int(value)
 
 
 @dataclass
