@@ -67,6 +67,9 @@ class ResourceType:
     schema: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
     # True for the kinds the server ships (core v1, apiextensions); False for CRD-registered ones.
     builtin: bool = False
+    # The CRD's storage version when it has more than one version ("" otherwise): objects are
+    # stored in it and converted to the version a client asks for (mockapi.registry.conversion).
+    storage_version: str = ""
 
     @property
     def gvk(self) -> GroupVersionKind:
@@ -91,7 +94,9 @@ def from_crd(crd: dict[str, Any], *, builtin: bool = False) -> list[ResourceType
     spec = crd["spec"]
     names = spec["names"]
     kinds = []
-    for version in spec.get("versions") or []:
+    versions = spec.get("versions") or []
+    storage = next((v["name"] for v in versions if v.get("storage")), "") if len(versions) > 1 else ""
+    for version in versions:
         if not version.get("served", True):
             continue
         kinds.append(
@@ -120,6 +125,7 @@ def from_crd(crd: dict[str, Any], *, builtin: bool = False) -> list[ResourceType
                 selectable_fields=tuple(f["jsonPath"].lstrip(".") for f in version.get("selectableFields") or ()),
                 schema=(version.get("schema") or {}).get("openAPIV3Schema") or {},
                 builtin=builtin,
+                storage_version=storage,
             )
         )
     return kinds

@@ -86,3 +86,39 @@ def test_dynamic_client_discovers_and_uses_our_kinds(api):
     classes = dynamic.resources.get(api_version="devmgmtproto.k8s.io/v1alpha1", kind="DeviceClass")
     classes.create(body={"apiVersion": "devmgmtproto.k8s.io/v1alpha1", "kind": "DeviceClass", "metadata": {"name": "dyn"}, "spec": {"driver": "d", "deviceType": "gpu"}})
     assert [i.metadata.name for i in classes.get().items] == ["dyn"]
+
+
+def _gizmos_crd(storage="v2"):
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    versions = [{"name": v, "served": True, "storage": v == storage, "schema": schema} for v in ("v1", "v2")]
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gizmos.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"}, "versions": versions},
+    }
+
+
+def test_a_multi_version_crd_serves_each_object_in_the_version_asked_for(http, live):
+    http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=_gizmos_crd()).raise_for_status()
+    v1, v2 = "/apis/example.com/v1/namespaces/default/gizmos", "/apis/example.com/v2/namespaces/default/gizmos"
+    start = http.get(v1).json()["metadata"]["resourceVersion"]
+    created = http.post(v1, json={"apiVersion": "example.com/v1", "kind": "Gizmo", "metadata": {"name": "a"}, "spec": {"n": 1}})
+    assert created.json()["apiVersion"] == "example.com/v1"
+    http.post(v2, json={"apiVersion": "example.com/v2", "kind": "Gizmo", "metadata": {"name": "b"}}).raise_for_status()
+    stored = live.registry.store.get(live.registry.types.lookup("example.com", "v2", "gizmos").group_resource, "default", "a")
+    assert json.loads(stored.raw)["apiVersion"] == "example.com/v2"  # kept in the storage version
+    for url, version in ((v1, "example.com/v1"), (v2, "example.com/v2")):
+        assert http.get(f"{url}/a").json()["apiVersion"] == version
+        listed = http.get(url).json()
+        assert [listed["apiVersion"], *(i["apiVersion"] for i in listed["items"])] == [version, version, version]
+        table = http.get(f"{url}?includeObject=Object", headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}).json()
+        assert {row["object"]["apiVersion"] for row in table["rows"]} == {version}
+        watched = http.get(url, params={"watch": "1", "resourceVersion": start, "timeoutSeconds": "1"})
+        assert {json.loads(line)["object"]["apiVersion"] for line in watched.text.splitlines()} == {version}
+    patched = http.patch(f"{v2}/a", json={"spec": {"n": 2}}, headers={"Content-Type": "application/merge-patch+json"})
+    assert (patched.json()["apiVersion"], patched.json()["spec"]) == ("example.com/v2", {"n": 2})
+    current = http.get(f"{v1}/b").json()
+    current["spec"] = {"n": 3}
+    assert http.put(f"{v1}/b", json=current).json()["apiVersion"] == "example.com/v1"
+    assert http.delete(f"{v1}/a").json()["apiVersion"] == "example.com/v1"
