@@ -219,6 +219,19 @@ def test_schemas_must_be_structural_and_use_only_what_crds_allow(schema, expecte
     assert messages(with_schema(schema)) == expected
 
 
+def test_int_or_string_refuses_preserve_and_embedded_but_not_a_type_or_properties():
+    """kube's ValidateStructural (validateExtensions) refuses only these two companions; a `type` or
+    `properties` beside x-kubernetes-int-or-string is accepted (the value is still int or string)."""
+    both = spec_schema(p={"x-kubernetes-int-or-string": True, "x-kubernetes-preserve-unknown-fields": True})
+    assert messages(with_schema(both)) == [
+        f"{SCHEMA_ROOT}.properties[spec].properties[p].x-kubernetes-preserve-unknown-fields: Invalid value: true: must be false if x-kubernetes-int-or-string is true"
+    ]
+    embedded = spec_schema(p={"type": "object", "x-kubernetes-int-or-string": True, "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True})
+    assert f"{SCHEMA_ROOT}.properties[spec].properties[p].x-kubernetes-embedded-resource: Invalid value: true: must be false if x-kubernetes-int-or-string is true" in messages(with_schema(embedded))
+    typed = spec_schema(p={"type": "string", "x-kubernetes-int-or-string": True}, q={"x-kubernetes-int-or-string": True, "properties": {"a": {"type": "string"}}})
+    assert messages(with_schema(typed)) == []
+
+
 def test_list_map_keys_need_list_type_map_and_required_or_defaulted_scalar_item_properties():
     items = {"type": "object", "properties": {"name": {"type": "string"}, "sub": {"type": "object"}}}
     schema = spec_schema(
