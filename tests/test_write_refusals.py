@@ -141,3 +141,13 @@ def test_valid_ports_are_stored_with_the_default_protocol(server):
     body = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 8080, "name": "http"}]}]}}
     stored = orjson.loads(server.registry.create(pods, "default", body, WriteOptions()).raw)
     assert stored["spec"]["containers"][0]["ports"] == [{"containerPort": 80, "hostPort": 8080, "name": "http", "protocol": "TCP"}]
+
+
+def test_an_empty_port_protocol_is_defaulted_to_tcp_not_refused(server):
+    pods = core(server, "Pod")
+    body = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80, "protocol": ""}]}]}}
+    stored = orjson.loads(server.registry.create(pods, "default", body, WriteOptions()).raw)
+    assert stored["spec"]["containers"][0]["ports"][0]["protocol"] == "TCP"
+    bad = {"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80, "protocol": "tcp"}]}]}}
+    error = refused(lambda: server.registry.create(pods, "default", bad, WriteOptions()))
+    assert 'protocol: Unsupported value: "tcp": supported values: "SCTP", "TCP", "UDP"' in error.message

@@ -292,7 +292,12 @@ class PodStrategy(Strategy):
     return_deleted_object = True
 
     def prepare_for_create(self, obj: dict) -> None:
+        _default_port_protocols(obj)
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
+
+    def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
+        _default_port_protocols(new)
+        return super().prepare_for_update(new, old, subresource=subresource)
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -302,6 +307,20 @@ class PodStrategy(Strategy):
                 if isinstance(container, dict):
                     problems += container_port_errors(container.get("ports"), f"spec.{field}[{i}].ports")
         return problems
+
+
+def _default_port_protocols(pod: dict) -> None:
+    """SetDefaults_ContainerPort: an empty protocol is TCP (the schema default covers a missing one)."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for field in ("initContainers", "containers"):
+        containers = spec.get(field)
+        for container in containers if isinstance(containers, list) else ():
+            ports = container.get("ports") if isinstance(container, dict) else None
+            for port in ports if isinstance(ports, list) else ():
+                if isinstance(port, dict) and port.get("protocol") == "":
+                    port["protocol"] = "TCP"
 
 
 _PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
