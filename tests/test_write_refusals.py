@@ -151,3 +151,10 @@ def test_an_empty_port_protocol_is_defaulted_to_tcp_not_refused(server):
     bad = {"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80, "protocol": "tcp"}]}]}}
     error = refused(lambda: server.registry.create(pods, "default", bad, WriteOptions()))
     assert 'protocol: Unsupported value: "tcp": supported values: "SCTP", "TCP", "UDP"' in error.message
+
+
+def test_a_patch_that_moves_the_object_to_another_namespace_is_400(server):
+    configmaps = core(server, "ConfigMap")
+    server.registry.create(configmaps, "default", {"metadata": {"name": "c"}}, WriteOptions())
+    error = refused(lambda: server.registry.patch(configmaps, "default", "c", rest.MERGE_PATCH, {"metadata": {"namespace": "other"}}, WriteOptions()))
+    assert (error.code, error.message) == (400, "the namespace of the object (other) does not match the namespace on the URL (default)")

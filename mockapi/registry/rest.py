@@ -327,7 +327,7 @@ class Registry:
             patched = self._apply(rt, old, document, namespace, name, opts, subresource=subresource)
         _check_stored_depth(rt, patched)  # each patch may add ~100 levels: bound the result before it is admitted
         if patch_type != APPLY_PATCH:
-            _check_patched_name(patched, name)
+            _check_patched_name(patched, name, _ns(rt, namespace))
         obj = self._check_body(rt, patched, namespace, name=name)
         return self._update(rt, obj, current, opts, subresource=subresource, applied=patch_type == APPLY_PATCH)
 
@@ -473,15 +473,19 @@ def _untracked(rt: ResourceType, obj: dict, subresource: str) -> tuple[str, ...]
     return ("status",) if rt.has_status else ()
 
 
-def _check_patched_name(patched: Any, name: str) -> None:
-    """A patch may not rename its object, nor drop its name (``{"metadata": null}``, a strategic
-    ``{"$patch": "delete"}``): kube-apiserver's checkName after applying the patch, a 400."""
+def _check_patched_name(patched: Any, name: str, namespace: str) -> None:
+    """A patch may not rename its object, drop its name (``{"metadata": null}``, a strategic
+    ``{"$patch": "delete"}``) or move it to another namespace: kube-apiserver's checkName after
+    applying the patch, a 400."""
     meta = patched.get("metadata") if isinstance(patched, dict) else None
     if meta is not None and not isinstance(meta, dict):
         return  # not an ObjectMeta: _check_body refuses it
     found = (meta or {}).get("name") or ""
     if isinstance(found, str) and found != name:
         raise errors.bad_request(f"the name of the object ({found}) does not match the name on the URL ({name})")
+    moved = (meta or {}).get("namespace") or ""
+    if namespace and isinstance(moved, str) and moved and moved != namespace:
+        raise errors.bad_request(f"the namespace of the object ({moved}) does not match the namespace on the URL ({namespace})")
 
 
 def _check_stored_depth(rt: ResourceType, obj: Any) -> None:
