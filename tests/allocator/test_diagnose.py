@@ -54,3 +54,22 @@ def test_shared_requests_that_do_not_fit_name_the_resource():
     world = World(pool("p", [device("a", resources=resources)]))
     message = world.plan(claim("x", detail("gpu", memory="16Gi"))).failure.message
     assert "had too little device resources" in message and "free devices cannot provide memory 16Gi" in message
+
+
+def test_a_device_requesting_an_undeclared_pool_resource_is_named_with_that_resource():
+    world = World(pool("p", [device("a", requests={"memory": "1Gi"}), device("b")]))
+    message = world.plan(claim("c", detail(count=2))).failure.message
+    assert '1 matching devices, needs 2 (1 unallocatable device of driver "example.com-foozer": ' in message
+    assert 'p/a: spec.devices[0].requests.memory: requests pool resource "memory", which the pool does not declare' in message
+
+
+def test_a_stored_pool_with_duplicate_device_names_is_named_as_such():
+    world = World(pool("p", [device("a"), device("a")]), pool("other", 1, driver="example.com-barzer"))
+    message = world.plan(claim("c")).failure.message
+    assert '(no usable DevicePool of driver "example.com-foozer": p: the pool is invalid: spec.devices[1].name: duplicate device name "a")' in message
+
+
+def test_pools_ignored_for_their_node_are_named_with_the_reason():
+    world = World(pool("p", 1, node="gone"), {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-x"}})
+    message = world.plan(claim("c")).failure.message
+    assert '(no usable DevicePool of driver "example.com-foozer": p: Node "gone" does not exist)' in message

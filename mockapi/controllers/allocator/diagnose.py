@@ -20,6 +20,7 @@ from mockapi.controllers.allocator.search import NodeSearch
 from mockapi.controllers.allocator.search_groups import match_values
 
 MESSAGE_NODES = 10  # node lines in a condition message; `mockapi explain` shows them all
+UNALLOCATABLE = "unallocatable: "  # how FilterDevices words a device's own problem
 HINTS = 3  # ignored pools or device problems named in one hint
 DIAGNOSIS = Limits(steps=20_000, seconds=0.05)  # for checking options on their own, all nodes together
 
@@ -63,7 +64,7 @@ def _check(probe: NodeSearch, node, candidates: Candidates, ledger: Ledger, clai
     devices = candidates.on(node)
     count, label = detail.count, option.describe()
     if len(devices) < count:
-        return OptionCheck(label, False, "had too few matching devices", f"{len(devices)} matching devices, needs {count}{_hint(candidates, ledger)}")
+        return OptionCheck(label, False, "had too few matching devices", f"{len(devices)} matching devices, needs {count}{_hint(candidates, node, ledger)}")
     free = [d for d in devices if probe._available(d, option)]
     if len(free) < count:
         return OptionCheck(label, False, "had too few free devices", f"{len(free)} of {len(devices)} matching devices free, needs {count}")
@@ -81,20 +82,22 @@ def _check(probe: NodeSearch, node, candidates: Candidates, ledger: Ledger, clai
     return OptionCheck(label, False, "had too little pool resources", f"the pools' shared resources cannot cover {count} free devices")
 
 
-def _hint(candidates: Candidates, ledger: Ledger) -> str:
-    """Why there are too few matching devices, when it is not the constraints: no pool of the
-    class's driver is usable (each ignored pool named with its reason), or none of their devices
-    is (the reasons counted: an undeclared pool resource, an unusable value, ...)."""
+def _hint(candidates: Candidates, node: str | None, ledger: Ledger) -> str:
+    """Why there are too few matching devices, when it is not (only) the constraints: no pool of
+    the class's driver is usable (each ignored pool named with its reason), or devices of its
+    pools are unallocatable (each named with its problem: an undeclared pool resource, ...)."""
     pools = sum(map(len, candidates.by_node.values())) + len(candidates.network)
     driver = candidates.option.device_class.driver
     if pools == 0:
         ignored = [f"{name}: {why}" for name, why in candidates.ignored_pools if _pool_driver(ledger, name) == driver]
         return f' (no usable DevicePool of driver "{driver}"{_listed(ignored)})'
+    problems = [
+        f"{pc.pool.name}/{device.name}: {why[len(UNALLOCATABLE):]}"
+        for pc in _pools_on(candidates, node) for device, why in pc.ruled_out if why.startswith(UNALLOCATABLE)
+    ]
+    if problems:
+        return f' ({len(problems)} unallocatable device{"s" if len(problems) > 1 else ""} of driver "{driver}"{_listed(problems)})'
     if not candidates.has_local() and not any(pc.devices for pc in candidates.network):
-        reasons = Counter(why for pc in _all_pools(candidates) for _, why in pc.ruled_out if why.startswith("unallocatable: "))
-        if reasons:
-            found = [f"{n} {why}" if n > 1 else why for why, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0]))]
-            return f' (no device of the {pools} pools of driver "{driver}" is usable{_listed(found)})'
         return f' (no device of the {pools} pools of driver "{driver}" passes the constraints)'
     return ""
 
@@ -104,9 +107,14 @@ def _pool_driver(ledger: Ledger, name: str) -> str | None:
     return pool.driver if pool is not None else None
 
 
-def _all_pools(candidates: Candidates):
-    for pools in candidates.by_node.values():
-        yield from pools
+def _pools_on(candidates: Candidates, node: str | None):
+    """The pools usable with ``node``: its own, then the network-attached ones (every node's,
+    for the network-only verdict given when no node has candidates)."""
+    if node:
+        yield from candidates.by_node.get(node, [])
+    else:
+        for pools in candidates.by_node.values():
+            yield from pools
     yield from candidates.network
 
 

@@ -149,7 +149,7 @@ def _check_unique(devices: list[dict]) -> None:
 
 
 def _device(pool: PoolInfo, index: int, raw: dict, shared: dict[str, Attribute]) -> Device:
-    device = Device(pool, index, raw.get("name", ""))
+    device = Device(pool, index, _name(raw.get("name", "")))
     path = f"spec.devices[{index}]"
     try:
         own = _attributes(raw.get("attributes") or [], f"{path}.attributes")
