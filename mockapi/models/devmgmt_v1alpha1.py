@@ -94,11 +94,33 @@ class _Object(_Model):
 # Capacity types (capacity_types.go)
 
 
+# Kubernetes' ResourceSlice limits (k8s.io/api/resource: DeviceAttributeMaxValueLength,
+# DeviceMaxIDLength, DeviceMaxDomainLength): attribute names are qualified names — a C identifier
+# of at most 32 characters, optionally prefixed by a DNS subdomain and "/" (kube checks the domain
+# as a driver name: at most 63 characters, compared lowercased) — and string and version values
+# hold at most 64 characters. The CEL cost estimate of the allocator relies on these caps.
+ATTRIBUTE_VALUE_MAX_LENGTH = 64
+ATTRIBUTE_NAME_MAX_LENGTH = 63 + 1 + 32
+ATTRIBUTE_NAME_PATTERN = (
+    r"^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*/)?[A-Za-z_][A-Za-z0-9_]{0,31}$"
+)
+_VALUE = {"maxLength": ATTRIBUTE_VALUE_MAX_LENGTH}
+# Lists of named items are maps keyed by name, as the maps of Kubernetes' ResourceSlice are:
+# a duplicate name is refused with 422 "Duplicate value".
+_NAMED_LIST = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
+
+
 class Attribute(_Model):
     """Attribute capture the name, value, and type of an device attribute."""
 
-    name: str = Field(description="Name is the name of the attribute.")
-    string_value: str | None = Field(None, description="StringValue is a string value. One of the value fields must be set.")
+    name: str = Field(
+        description="Name is the name of the attribute.\n"
+        "A C identifier of at most 32 characters, optionally prefixed by a DNS subdomain and a slash (as Kubernetes' QualifiedName).",
+        json_schema_extra={"maxLength": ATTRIBUTE_NAME_MAX_LENGTH, "pattern": ATTRIBUTE_NAME_PATTERN},
+    )
+    string_value: str | None = Field(
+        None, description="StringValue is a string value. One of the value fields must be set.\nAt most 64 characters.", json_schema_extra=_VALUE
+    )
     int_value: int | None = Field(None, description="IntValue is an integer value. One of the value fields must be set.")
     quantity_value: Quantity | None = Field(
         None, description="QuantityValue is a quantity value, such as 40Gi. One of the value fields must be set."
@@ -106,7 +128,8 @@ class Attribute(_Model):
     sem_ver_value: str | None = Field(
         None,
         description="SemVerValue is a semantic version value, such as 1.8.2. One of the value fields must be set.\n"
-        "In this prototype it is just a string.",
+        "In this prototype it is just a string.\nAt most 64 characters.",
+        json_schema_extra=_VALUE,
     )
 
 
@@ -131,7 +154,7 @@ class Device(_Model):
         None,
         description="Attributes contain additional metadata that can be used in\n"
         "constraints. If an attribute name overlaps with the pool attribute,\n"
-        "the device attribute takes precedence.",
+        "the device attribute takes precedence.",        json_schema_extra=_NAMED_LIST,
     )
     requests: dict[str, Quantity] | None = Field(
         None,
@@ -160,7 +183,7 @@ class DevicePoolSpec(_Model):
     )
     attributes: list[Attribute] | None = Field(
         None,
-        description="Attributes contains device attributes that are common to all devices\nin the pool.",
+        description="Attributes contains device attributes that are common to all devices\nin the pool.",        json_schema_extra=_NAMED_LIST,
     )
     resources: list[ResourceCapacity] | None = Field(
         None,
@@ -168,7 +191,10 @@ class DevicePoolSpec(_Model):
         "pool. This is typically used when representing a partitionable\n"
         "device, and need not be populated otherwise.",
     )
-    devices: list[Device] = Field(description="Devices contains the individual devices in the pool.")
+    devices: list[Device] = Field(
+        description="Devices contains the individual devices in the pool.\nDevice names are unique within the pool.",
+        json_schema_extra=_NAMED_LIST,
+    )
 
 
 class DevicePoolStatus(_Model):
@@ -178,7 +204,10 @@ class DevicePoolStatus(_Model):
     sufficient to make future scheduling decisions."""
 
     available_devices: int | None = Field(
-        None, description="AvailableDevices is the number of devices of the pool the driver last reported as available."
+        None,
+        description="AvailableDevices is the number of devices of the pool the driver last reported as available.\n"
+        "mockapi's allocator, standing in for the driver, keeps it current: the devices the spec lists\n"
+        "that are allocatable and held by no claim.",
     )
 
 
