@@ -12,6 +12,7 @@ first, so serving one in the version it is stored in costs one ``bytes.startswit
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import orjson
@@ -61,11 +62,10 @@ def served_items(rt: ResourceType, items: list[Stored]) -> list[Stored]:
     if not converts(rt):
         return items
     head = _head(rt.api_version)
-    out = []
-    for stored in items:
-        raw = _raw_in(stored.raw, rt.api_version, head)
-        out.append(stored if raw is stored.raw else stored._replace(raw=raw))
-    return out
+    if all(stored.raw.startswith(head) for stored in items):
+        return items  # all stored in the version asked for: the common case
+    api_version = rt.api_version
+    return [stored._replace(raw=_raw_in(stored.raw, api_version, head)) for stored in items]
 
 
 def watch_encoder(rt: ResourceType, encode: Callable[[str, bytes], bytes] | None):
@@ -82,13 +82,23 @@ def watch_encoder(rt: ResourceType, encode: Callable[[str, bytes], bytes] | None
     return converting
 
 
+_PREFIX = b'{"apiVersion":"'
+
+
+@functools.lru_cache(maxsize=256)
 def _head(api_version: str) -> bytes:
     return b'{"apiVersion":' + orjson.dumps(api_version)
 
 
 def _raw_in(raw: bytes, api_version: str, head: bytes) -> bytes:
-    if raw.startswith(head) and raw[len(head) : len(head) + 1] in (b",", b"}"):
+    """``raw`` with ``apiVersion`` set to ``api_version``. Stored objects of multi-version kinds
+    begin with their apiVersion, so converting one swaps that prefix; others are re-encoded."""
+    if raw.startswith(head):  # head ends with the string's closing quote: an exact match
         return raw
+    if raw.startswith(_PREFIX):
+        end = raw.find(b'"', len(_PREFIX))
+        if end > 0 and b"\\" not in raw[len(_PREFIX) : end]:
+            return head + raw[end + 1 :]
     obj = orjson.loads(raw)
     if obj.get("apiVersion") == api_version:
         return raw
