@@ -20,6 +20,7 @@ from mockapi.client import ADDED, DELETED, MODIFIED
 from mockapi.controllers.allocator.availability import available_devices
 from mockapi.controllers.allocator.cache import Cache
 from mockapi.controllers.allocator.cycle import Planner
+from mockapi.controllers.allocator.inventory import Pool
 from mockapi.controllers.allocator.kinds import ClaimKey
 from tests.allocator.conftest import World, claim, detail, device, device_class, devices, node, pool
 
@@ -267,3 +268,14 @@ def test_the_view_fed_events_equals_a_fresh_read_after_every_step(sequence):
             feed(fresh, ADDED, copy.deepcopy(stored))
         assert view(cache) == view(fresh)
         assert outcome(planner, probe) == outcome(Planner(fresh), probe)
+
+
+def test_no_parsed_pool_outlives_its_deletion_even_after_claims_were_planned():
+    world = World(*(pool(f"p{i}", 2, node=f"node-{i % 3}") for i in range(9)))
+    for name in ("a", "b", "c"):
+        world.allocate(claim(name))
+    world.plan(claim("d", detail(count=2)))
+    for i in range(9):
+        world.remove(pool(f"p{i}", 2, node=f"node-{i % 3}"))
+    gc.collect()
+    assert [o for o in gc.get_objects() if type(o) is Pool] == []  # not in the planner's caches either

@@ -98,6 +98,7 @@ class Cache:
         self.pool_status: dict[str, int | None] = {}  # pool → status.availableDevices as last seen
         self.touched: set[str] = set()  # pools seen changed since the status writer last looked
         self._versions: dict[tuple[str, str], tuple | None] = {}
+        self.pool_listeners: list = []  # called with a pool's name when its spec changed or it went
         self._inventory: Inventory | None = None
 
     # ------------------------------------------------------------- events
@@ -116,6 +117,8 @@ class Cache:
         else:
             self.pools[name] = parse_pool(obj)
         self.ledger.pool_changed(name)
+        for listener in self.pool_listeners:
+            listener(name)
         self._invalidate()
         return True
 

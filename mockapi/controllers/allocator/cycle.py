@@ -55,6 +55,7 @@ class Planner:
             raise ValueError(f"unknown allocation policy {policy!r}; choose one of {', '.join(score.POLICIES)}")
         self.cache, self.policy, self.limits = cache, policy, limits
         self.filter = Filter()
+        cache.pool_listeners.append(self.filter.forget_pool)  # its caches must not outlive a pool
         self._worker: ThreadPoolExecutor | None = None
 
     async def off_loop(self, function, *args, **kwargs):

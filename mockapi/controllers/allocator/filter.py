@@ -78,8 +78,15 @@ class Filter:
     """The plugin, with its caches (it lives as long as the allocator)."""
 
     def __init__(self) -> None:
-        self._pools: dict[tuple, PoolCandidates] = {}
+        self._pools: dict[str, dict[tuple, PoolCandidates]] = {}  # pool → (version, option, match) → candidates
+        self._pool_entries = 0
         self._options: dict[tuple, Candidates] = {}
+
+    def forget_pool(self, name: str) -> None:
+        """The pool's spec changed or it was deleted: drop what was cached of it at once, so
+        that its memory follows what is stored (the cache calls this)."""
+        self._pool_entries -= len(self._pools.pop(name, ()))
+        self._options.clear()  # they list the pools of older inventories
 
     def run(self, entries: list[list[Option]], inventory: Inventory, claim_match: tuple[str, ...], budget: Budget) -> list[list[Candidates]] | kinds.Failure:
         found = []
@@ -135,13 +142,16 @@ class Filter:
         return True
 
     def _pool(self, option: Option, pool: Pool, claim_match, budget: Budget) -> PoolCandidates:
-        key = (pool.name, pool.resource_version, option.signature, claim_match)
-        found = self._pools.get(key)
+        key = (pool.resource_version, option.signature, claim_match)
+        entries = self._pools.get(pool.name)
+        found = entries.get(key) if entries is not None else None
         if found is None:
             found = _filter_pool(option, pool, claim_match, budget)
-            if len(self._pools) > _CACHE_LIMIT:
+            if self._pool_entries > _CACHE_LIMIT:
                 self._pools.clear()
-            self._pools[key] = found
+                self._pool_entries = 0
+            self._pools.setdefault(pool.name, {})[key] = found
+            self._pool_entries += 1
         return found
 
 
