@@ -177,7 +177,10 @@ def _op_replace(doc: _Document, op: dict) -> None:
             doc.root = _copy(value)
         return
     container, key, _ = doc.locate(op, "path", "replace")
-    _get(container, key)  # arrays must already have the index; objects take any key
+    # Arrays must already have the index; objects take any key. RFC 6902 says the target must
+    # exist (evanphx v5 answers "doc is missing key"), but kube-apiserver stays on v4.12, where
+    # that change was reverted for compatibility (evanphx/json-patch#111, kubernetes#91622).
+    _get(container, key)
     _set(container, key, _copy(op.get("value")))
 
 
