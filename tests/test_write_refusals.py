@@ -158,3 +158,11 @@ def test_a_patch_that_moves_the_object_to_another_namespace_is_400(server):
     server.registry.create(configmaps, "default", {"metadata": {"name": "c"}}, WriteOptions())
     error = refused(lambda: server.registry.patch(configmaps, "default", "c", rest.MERGE_PATCH, {"metadata": {"namespace": "other"}}, WriteOptions()))
     assert (error.code, error.message) == (400, "the namespace of the object (other) does not match the namespace on the URL (default)")
+
+
+def test_two_containers_may_not_take_the_same_host_port(server):
+    pods = core(server, "Pod")
+    containers = [{"name": n, "image": "i", "ports": [{"containerPort": 80, "hostPort": 8080}]} for n in ("a", "b")]
+    containers.append({"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "UDP"}]})
+    error = refused(lambda: server.registry.create(pods, "default", {"metadata": {"name": "p"}, "spec": {"containers": containers}}, WriteOptions()))
+    assert error.message == 'Pod "p" is invalid: spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080"'

@@ -302,10 +302,12 @@ class PodStrategy(Strategy):
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         problems = []
-        for field in ("initContainers", "containers"):  # kube validates init containers first
-            for i, container in enumerate(spec.get(field) or []):
-                if isinstance(container, dict):
-                    problems += container_port_errors(container.get("ports"), f"spec.{field}[{i}].ports")
+        for field in ("containers", "initContainers"):  # validatePodSpec's order
+            containers = [c if isinstance(c, dict) else {} for c in spec.get(field) or []]
+            for i, container in enumerate(containers):
+                problems += container_port_errors(container.get("ports"), f"spec.{field}[{i}].ports")
+            if field == "containers":
+                problems += host_port_conflicts(containers, "spec.containers")
         return problems
 
 
@@ -351,6 +353,22 @@ def container_port_errors(ports: Any, path: str) -> list[errors.FieldError]:
         host = port.get("hostPort")
         if _is_int(host) and host != 0 and not 1 <= host <= 65535:
             problems.append(errors.FieldError("invalid", f"{at}.hostPort", _PORT_RANGE, value=host))
+    return problems
+
+
+def host_port_conflicts(containers: list[dict], path: str) -> list[errors.FieldError]:
+    """checkHostPortConflicts: one protocol/hostIP/hostPort per pod's (regular) containers."""
+    problems, seen = [], set()
+    for i, container in enumerate(containers):
+        ports = container.get("ports")
+        for j, port in enumerate(ports if isinstance(ports, list) else []):
+            host = port.get("hostPort") if isinstance(port, dict) else None
+            if not _is_int(host) or host == 0:
+                continue
+            key = f"{port.get('protocol') or ''}/{port.get('hostIP') or ''}/{host}"
+            if key in seen:
+                problems.append(errors.FieldError("duplicate", f"{path}[{i}].ports[{j}].hostPort", value=key))
+            seen.add(key)
     return problems
 
 
