@@ -90,7 +90,7 @@ class Allocator:
             self.gate.bind(self._released)
         try:
             await self.synced.wait()
-            self._tasks.append(asyncio.create_task(PoolStatusWriter(self.cache, self.client).run()))  # status.availableDevices
+            self._tasks.append(asyncio.create_task(PoolStatusWriter(self.cache, self.client, busy=self.queue.busy).run()))  # status.availableDevices
             log.info("allocator synced: %d pools, %d classes, %d claims", len(self.cache.pools), len(self.cache.classes), len(self.cache.claims))
             await self._work()
         finally:

@@ -123,5 +123,9 @@ class WorkQueue:
     def tiers(self) -> dict[str, list]:
         return {"active": sorted(self._queued), "backoff": sorted(self._backoff), "unschedulable": sorted(self._parked)}
 
+    def busy(self) -> bool:
+        """Whether claims are waiting for the worker or being worked on now."""
+        return bool(self._queued or self._processing)
+
     def __len__(self) -> int:
         return len(self._queued) + len(self._backoff) + len(self._parked)
