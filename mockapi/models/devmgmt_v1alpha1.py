@@ -105,8 +105,10 @@ ATTRIBUTE_NAME_PATTERN = (
     r"^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*/)?[A-Za-z_][A-Za-z0-9_]{0,31}$"
 )
 _VALUE = {"maxLength": ATTRIBUTE_VALUE_MAX_LENGTH}
-# Lists of named items are maps keyed by name, as the maps of Kubernetes' ResourceSlice are:
-# a duplicate name is refused with 422 "Duplicate value".
+# A pool's devices are a list map keyed by name: a duplicate device name is refused with 422
+# "Duplicate value", as Kubernetes' ResourceSlice validation refuses it. Attribute lists stay
+# atomic: as list maps their managedFields would track every attribute of every device (stored
+# pools twice as large); the allocator names a duplicate attribute as the problem instead.
 _NAMED_LIST = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
 
 
@@ -154,7 +156,7 @@ class Device(_Model):
         None,
         description="Attributes contain additional metadata that can be used in\n"
         "constraints. If an attribute name overlaps with the pool attribute,\n"
-        "the device attribute takes precedence.",        json_schema_extra=_NAMED_LIST,
+        "the device attribute takes precedence.",
     )
     requests: dict[str, Quantity] | None = Field(
         None,
@@ -183,7 +185,7 @@ class DevicePoolSpec(_Model):
     )
     attributes: list[Attribute] | None = Field(
         None,
-        description="Attributes contains device attributes that are common to all devices\nin the pool.",        json_schema_extra=_NAMED_LIST,
+        description="Attributes contains device attributes that are common to all devices\nin the pool.",
     )
     resources: list[ResourceCapacity] | None = Field(
         None,

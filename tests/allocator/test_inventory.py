@@ -49,3 +49,13 @@ def test_semver_match_keys_ignore_build_metadata():
     parsed = parse_pool(pool("p", [device("a", fw=v("1.0.0+a")), device("b", fw=v("1.0.0+b"))]))
     a, b = parsed.devices
     assert a.attributes["fw"].match_key == b.attributes["fw"].match_key
+
+
+def test_a_duplicate_attribute_name_is_the_pools_or_the_devices_problem():
+    raw = pool("p", [device("a"), {"name": "b", "attributes": [{"name": "x", "intValue": 1}, {"name": "x", "intValue": 2}]}])
+    raw["spec"]["attributes"] = [{"name": "m", "stringValue": "1"}]
+    parsed = parse_pool(raw)
+    assert parsed.problem is None and parsed.devices[0].problem is None
+    assert parsed.devices[1].problem == 'spec.devices[1].attributes[1].name: duplicate attribute name "x"'
+    raw["spec"]["attributes"].append({"name": "m", "stringValue": "2"})
+    assert parse_pool(raw).problem == 'spec.attributes[1].name: duplicate attribute name "m"'

@@ -111,7 +111,6 @@ def test_an_undeclared_pool_resource_is_named_in_the_explanation(cluster):
         (["dev-00"], [{"name": "firmware", "semVerValue": "1.2.3-" + "a" * 59}], "spec.attributes[0].semVerValue", "Too long: may not be more than 64 bytes"),
         (["dev-00"], [{"name": "not-a-c-identifier", "intValue": 1}], "spec.attributes[0].name", "should match"),
         (["dev-00"], [{"name": "example.com/" + "n" * 33, "intValue": 1}], "spec.attributes[0].name", "should match"),
-        (["dev-00"], [{"name": "numa", "intValue": 0}, {"name": "numa", "intValue": 1}], "spec.attributes[1]", "Duplicate value"),
     ],
 )
 def test_pools_are_refused_at_admission_as_kubernetes_refuses_resource_slices(cluster, devices, attributes, field, words):

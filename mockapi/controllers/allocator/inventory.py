@@ -173,6 +173,8 @@ def _attributes(raw: list[dict], path: str) -> dict[str, Attribute]:
         values = [key for key in ("stringValue", "intValue", "quantityValue", "semVerValue") if item.get(key) is not None]
         if len(values) != 1:
             raise _Problem(f'{path}[{index}]: attribute "{name}" must have exactly one value, not {len(values)}')
+        if name in attributes:
+            raise _Problem(f'{path}[{index}].name: duplicate attribute name "{name}"')
         attributes[_name(name)] = _attribute(values[0], item[values[0]], f"{path}[{index}].{values[0]}")
     return attributes
 
