@@ -18,15 +18,15 @@ MAGIC = b"k8s\x00"
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 
 
-class _Truncated(ValueError):
-    pass
+class WireError(ValueError):
+    """The bytes are not a well-formed protobuf message (truncated, or an unsupported wire type)."""
 
 
 def _varint(data: bytes, position: int) -> tuple[int, int]:
     result = shift = 0
     while True:
         if position >= len(data) or shift > 63:
-            raise _Truncated("truncated varint")
+            raise WireError("truncated varint")
         byte = data[position]
         position += 1
         result |= (byte & 0x7F) << shift
@@ -35,7 +35,7 @@ def _varint(data: bytes, position: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
+def fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
     """(field number, value) pairs: ints for varints, bytes for length-delimited fields."""
     position = 0
     while position < len(data):
@@ -46,15 +46,15 @@ def _fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
         elif wire == 2:
             length, position = _varint(data, position)
             if position + length > len(data):
-                raise _Truncated("truncated field")
+                raise WireError("truncated field")
             value, position = data[position : position + length], position + length
         elif wire in (1, 5):
             width = 8 if wire == 1 else 4
             if position + width > len(data):
-                raise _Truncated("truncated field")
+                raise WireError("truncated field")
             value, position = int.from_bytes(data[position : position + width], "little"), position + width
         else:  # 3/4 (groups, deprecated) included: nothing here is read recursively
-            raise _Truncated(f"unsupported wire type {wire}")
+            raise WireError(f"unsupported wire type {wire}")
         yield number, value
 
 
@@ -64,7 +64,7 @@ def _text(value) -> str:
 
 def _map_entry(value: bytes, *, as_bytes: bool = False) -> tuple[str, str]:
     key, item = "", b""
-    for number, field in _fields(value):
+    for number, field in fields(value):
         if number == 1:
             key = _text(field)
         elif number == 2:
@@ -75,7 +75,7 @@ def _map_entry(value: bytes, *, as_bytes: bool = False) -> tuple[str, str]:
 def _object_meta(data: bytes) -> dict:
     meta: dict = {}
     scalar = {1: "name", 2: "generateName", 3: "namespace", 5: "uid", 6: "resourceVersion"}
-    for number, value in _fields(data):
+    for number, value in fields(data):
         if number in scalar:
             meta[scalar[number]] = _text(value)
         elif number in (11, 12):
@@ -88,11 +88,11 @@ def _object_meta(data: bytes) -> dict:
 
 def _namespace(data: bytes) -> dict:
     obj: dict = {}
-    for number, value in _fields(data):
+    for number, value in fields(data):
         if number == 1:
             obj["metadata"] = _object_meta(value)
         elif number == 2:
-            finalizers = [_text(v) for n, v in _fields(value) if n == 1]
+            finalizers = [_text(v) for n, v in fields(value) if n == 1]
             if finalizers:
                 obj["spec"] = {"finalizers": finalizers}
     return obj
@@ -100,7 +100,7 @@ def _namespace(data: bytes) -> dict:
 
 def _config_map(data: bytes) -> dict:
     obj: dict = {}
-    for number, value in _fields(data):
+    for number, value in fields(data):
         if number == 1:
             obj["metadata"] = _object_meta(value)
         elif number in (2, 3):
@@ -113,7 +113,7 @@ def _config_map(data: bytes) -> dict:
 
 def _secret(data: bytes) -> dict:
     obj: dict = {}
-    for number, value in _fields(data):
+    for number, value in fields(data):
         if number == 1:
             obj["metadata"] = _object_meta(value)
         elif number in (2, 4):
@@ -140,9 +140,9 @@ def decode(body: bytes) -> dict:
     try:
         api_version = kind = ""
         raw = b""
-        for number, value in _fields(body[len(MAGIC) :]):
+        for number, value in fields(body[len(MAGIC) :]):
             if number == 1:
-                for inner, item in _fields(value):
+                for inner, item in fields(value):
                     if inner == 1:
                         api_version = _text(item)
                     elif inner == 2:
@@ -153,6 +153,6 @@ def decode(body: bytes) -> dict:
         if decoder is None:
             raise errors.unsupported_media_type(MEDIA_TYPE, ("application/json", "application/yaml"))
         obj = decoder(raw)
-    except (_Truncated, UnicodeDecodeError) as exc:
+    except (WireError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"error decoding protobuf body: {exc}") from None
     return {"apiVersion": api_version, "kind": kind, **obj}

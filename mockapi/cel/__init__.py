@@ -225,7 +225,7 @@ def _compile(expression: str) -> Program | CompileError:
         return CompileError(f"the expression must evaluate to a bool, not a {result.name().lower()}")
     try:
         estimate = costs.estimate(compiled.serialize())
-    except (costs.EstimateError, IndexError, KeyError, UnicodeDecodeError, RecursionError) as exc:  # never the user's fault; never run blind
+    except (ValueError, IndexError, KeyError, RecursionError) as exc:  # a malformed estimate (EstimateError, protobuf.WireError): never the user's fault; never run blind
         return CompileError(f"its cost cannot be estimated ({exc}); please report this expression")
     if estimate > costs.MAX_COST:
         return CostLimitExceeded(estimate)

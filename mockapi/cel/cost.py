@@ -24,7 +24,8 @@ runs expressions above :data:`INLINE_COST` outside the server's event loop (``ce
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+
+from mockapi import protobuf
 
 MAX_COST = 1_000_000  # k8s.io/api/resource: CELSelectorExpressionMaxCost
 MAX_VALUE_LENGTH = 64  # DeviceAttributeMaxValueLength: string and version values
@@ -80,39 +81,9 @@ DEVICE = Shape(2 * MAX_ATTRIBUTES, elem=Shape(MAX_NAME_LENGTH), value=ATTRIBUTE)
 
 
 # ------------------------------------------------------------- the protobuf
-def _varint(data: bytes, position: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if position >= len(data):
-            raise EstimateError("truncated varint")
-        byte = data[position]
-        result |= (byte & 0x7F) << shift
-        position, shift = position + 1, shift + 7
-        if not byte & 0x80:
-            return result, position
-
-
-def _fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
-    position = 0
-    while position < len(data):
-        key, position = _varint(data, position)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, position = _varint(data, position)
-        elif wire == 2:
-            length, position = _varint(data, position)
-            value, position = data[position : position + length], position + length
-        elif wire in (1, 5):
-            width = 8 if wire == 1 else 4
-            value, position = int.from_bytes(data[position : position + width], "little"), position + width
-        else:
-            raise EstimateError(f"unsupported wire type {wire}")
-        yield number, value
-
-
 def _message(data: bytes) -> dict[int, list]:
     found: dict[int, list] = {}
-    for number, value in _fields(data):
+    for number, value in protobuf.fields(data):
         found.setdefault(number, []).append(value)
     return found
 
