@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# A path into a "shared" directory beside the repository, however it is spelt: ../shared,
-# parent / "shared", os.path.join(..., "shared"), shared/upstream-testdata. (This file, which names
-# them, is the one file not searched.)
+# A path into the directory of that name beside the repository, however it is spelt: a relative
+# path up and into it, a pathlib join, os.path.join, or its upstream-testdata folder (the last test
+# spells each out). This file, which names them, is the one file not searched.
 SHARED = "shar" + "ed"
 OUTSIDE = re.compile(rf"\.\./{SHARED}\b|/\s*[\"']{SHARED}[\"']|join\([^)]*[\"']{SHARED}[\"']|\b{SHARED}/upstream")
 
