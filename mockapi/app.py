@@ -18,7 +18,7 @@ from mockapi import clock as clocks
 from mockapi import errors, gvk, loader, logs
 from mockapi import metrics as metrics_
 from mockapi.controllers.gate import AllocationGate
-from mockapi.http import control, endpoints, openapi
+from mockapi.http import control, endpoints, openapi, responses
 from mockapi.http import discovery as discovery_
 from mockapi.http.kube import KubeAPI
 from mockapi.registry import builtin
@@ -176,7 +176,7 @@ def _mount_allocator(server: Server, fallback) -> None:
             key = allocator_.ClaimKey(request.path_params["namespace"], request.path_params["name"], kind)
             report = await allocator_.explain_claim(server.allocator, LocalClient(server.registry), key, **options)
         except errors.StatusError as exc:
-            return Response(orjson.dumps(exc.status()), status_code=exc.code, media_type="application/json")
+            return responses.error_response(exc)
         return Response(orjson.dumps(report), media_type="application/json")
 
     fallback.add_route("/mockapi/v1/explain/{namespace}/{name}", explain, methods=["GET"])

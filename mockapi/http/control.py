@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from mockapi import decoding, errors
+from mockapi.http import responses
 from mockapi.registry import reset as resets
 from mockapi.registry.options import ListOptions
 from mockapi.registry.rest import Registry
@@ -203,7 +204,7 @@ def mount(app, control: ControlPlane) -> None:
         return Response(orjson.dumps(value), status_code=status, media_type=JSON)
 
     async def status_error(request: Request, exc: errors.StatusError) -> Response:
-        return Response(orjson.dumps(exc.status()), status_code=exc.code, media_type=JSON, headers=exc.headers)
+        return responses.error_response(exc)
 
     app.add_exception_handler(errors.StatusError, status_error)
 

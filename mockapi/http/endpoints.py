@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import PlainTextResponse, Response
 
 from mockapi import __version__, errors
+from mockapi.http import responses
 
 KUBE_MINOR = "32"
 JSON = "application/json"
@@ -51,26 +52,20 @@ def health_report(name: str, *, excluded: Iterable[str] = ()) -> str:
     return "\n".join(lines + [f"{name} check passed"]) + "\n"
 
 
-def _status_response(exc: errors.StatusError) -> Response:
-    import orjson
-
-    return Response(orjson.dumps(exc.status()), status_code=exc.code, media_type=JSON, headers=exc.headers)
-
-
 def create_app(openapi) -> FastAPI:
     app = FastAPI(title="mockapi", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code == 404:
-            return _status_response(errors.StatusError(404, "NotFound", "the server could not find the requested resource", {}))
+            return responses.error_response(errors.StatusError(404, "NotFound", "the server could not find the requested resource", {}))
         if exc.status_code == 405:
-            return _status_response(errors.method_not_allowed())
-        return _status_response(errors.StatusError(exc.status_code, "Unknown", str(exc.detail)))
+            return responses.error_response(errors.method_not_allowed())
+        return responses.error_response(errors.StatusError(exc.status_code, "Unknown", str(exc.detail)))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:
-        return _status_response(errors.bad_request(str(exc.errors()[0].get("msg", "invalid request"))))
+        return responses.error_response(errors.bad_request(str(exc.errors()[0].get("msg", "invalid request"))))
 
     @app.get("/version")
     async def version() -> Response:
@@ -102,7 +97,7 @@ def create_app(openapi) -> FastAPI:
         try:
             return Response(openapi.document(path), media_type=JSON)
         except errors.StatusError as exc:
-            return _status_response(exc)
+            return responses.error_response(exc)
 
     @app.get("/openapi/v2")
     async def openapi_v2() -> Response:

@@ -49,6 +49,15 @@ async def send_error(send, exc: errors.StatusError) -> None:
     await send_bytes(send, exc.code, orjson.dumps(exc.status()), headers=headers)
 
 
+def error_response(exc: BaseException):
+    """The same Status as :func:`send_error`, as a Starlette response for the framework-served
+    endpoints (control, explain, health, discovery fallbacks); any exception, via ``errors.to_status``."""
+    from starlette.responses import Response
+
+    status = errors.to_status(exc)
+    return Response(orjson.dumps(status.status()), status_code=status.code, media_type=JSON.decode(), headers=status.headers)
+
+
 def list_body(rt: ResourceType, rv: int, items: list[bytes], *, continue_token: str = "", remaining: int | None = None) -> bytes:
     """A List around stored bytes, joined once (a 1,000-item list is megabytes: no extra copies)."""
     meta = b'{"resourceVersion":"' + str(rv).encode() + b'"'
