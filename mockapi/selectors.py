@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable, Mapping, NamedTuple
 
-from mockapi import errors
+from mockapi import errors, names
 from mockapi.schema.structural import go_quote
 
 # -- label selector -------------------------------------------------------------------------
@@ -185,7 +185,7 @@ class _LabelParser:
             token, literal = self.consume()
         if token != _IDENT:
             raise ValueError(f"found '{literal}', expected: identifier")
-        problems = _label_key_errors(literal)
+        problems = names.qualified_name_errors(literal)
         if problems:
             raise ValueError(_invalid("<nil>", literal, problems))
         if self.lookahead()[0] in (_EOS, _COMMA) and operator != DOES_NOT_EXIST:
@@ -292,7 +292,7 @@ def _requirement(key: str, operator: str, values: list[str]) -> Requirement:
             if _parse_int64(value) is None:
                 problems.append(_invalid(f"values[{i}]", value, ["for 'Gt', 'Lt' operators, the value must be an integer"]))
     for i, value in enumerate(values):
-        value_problems = _label_value_errors(value)
+        value_problems = names.label_value_errors(value)
         if value_problems:
             problems.append(_invalid(f"values[{i}][{key}]", value, value_problems))
     if problems:
@@ -308,66 +308,6 @@ def _aggregate(messages: list[str]) -> str:
     """utilerrors.NewAggregate(...).Error(): one message alone, several deduplicated in brackets."""
     unique = list(dict.fromkeys(messages))
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
-
-
-# k8s.io/apimachinery/pkg/util/validation
-_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_NAME_RE = re.compile(_NAME_FMT + r"\Z")
-_NAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-    f"character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '{_NAME_FMT}')"
-)
-_VALUE_RE = re.compile(f"({_NAME_FMT})?" + r"\Z")
-_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
-    f"for validation is '({_NAME_FMT})?')"
-)
-_DNS_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SUBDOMAIN_FMT = _DNS_LABEL + "(\\." + _DNS_LABEL + ")*"
-_SUBDOMAIN_RE = re.compile(_SUBDOMAIN_FMT + r"\Z")
-_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    f"start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '{_SUBDOMAIN_FMT}')"
-)
-
-
-def _label_key_errors(key: str) -> list[str]:
-    """validation.IsQualifiedName."""
-    parts = key.split("/")
-    problems: list[str] = []
-    if len(parts) > 2:
-        return [
-            f"a qualified name {_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    name = parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            problems.append("prefix part must be non-empty")
-        else:
-            problems.extend("prefix part " + p for p in _subdomain_errors(prefix))
-    if not name:
-        problems.append("name part must be non-empty")
-    elif len(name.encode()) > 63:
-        problems.append("name part must be no more than 63 characters")
-    if not _NAME_RE.match(name):
-        problems.append("name part " + _NAME_MSG)
-    return problems
-
-
-def _subdomain_errors(value: str) -> list[str]:
-    problems = ["must be no more than 253 characters"] if len(value.encode()) > 253 else []
-    if not _SUBDOMAIN_RE.match(value):
-        problems.append(_SUBDOMAIN_MSG)
-    return problems
-
-
-def _label_value_errors(value: str) -> list[str]:
-    problems = ["must be no more than 63 characters"] if len(value.encode()) > 63 else []
-    if not _VALUE_RE.match(value):
-        problems.append(_VALUE_MSG)
-    return problems
 
 
 # -- field selector -------------------------------------------------------------------------

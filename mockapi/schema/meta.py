@@ -1,17 +1,24 @@
 """ObjectMeta rules kube-apiserver applies to every object, worded as it words them.
 
 Anchors: apimachinery ``pkg/api/validation/objectmeta.go`` (ValidateObjectMetaAccessor),
-``pkg/apis/meta/v1/validation`` (labels), ``pkg/api/validate/content`` (DNS names, label keys and
-values, path segments) and ``pkg/util/validation/validation.go`` (RegexError, MaxLenError).
+``pkg/apis/meta/v1/validation`` (labels) and ``pkg/api/validate/content`` (path segments); the name,
+label key and label value checks themselves are ``mockapi/names.py``'s, shared with label selectors.
 Lengths are counted in bytes, as Go's ``len`` does.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from mockapi import errors
+from mockapi.names import (  # noqa: F401  (re-exported: the schema layer reads them as meta.*)
+    byte_len as _byte_len,
+    dns1035_label_errors,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    label_value_errors,
+)
+from mockapi.names import label_key_errors as qualified_name_errors  # ObjectMeta words them as label keys
 
 # Every metav1.ObjectMeta json field; anything else under metadata is an unknown field.
 OBJECT_META_FIELDS = frozenset(
@@ -39,37 +46,6 @@ MANAGED_FIELDS_ENTRY_FIELDS = frozenset(
 )
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_VALUE_FMT = "(" + _LABEL_KEY_FMT + ")?"
-
-_DNS1123_LABEL = re.compile(_DNS1123_LABEL_FMT)
-_DNS1123_SUBDOMAIN = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1035_LABEL = re.compile(_DNS1035_LABEL_FMT)
-_LABEL_KEY = re.compile(_LABEL_KEY_FMT)
-_LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
-
-_DNS1123_LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1035_LABEL_MSG = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-    "start with an alphabetic character, and end with an alphanumeric character"
-)
-_LABEL_KEY_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
 _JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
 
 
@@ -88,96 +64,11 @@ def type_error(path: str, expected: str, value: Any) -> errors.FieldError:
     return errors.FieldError("type_invalid", path, detail, value=actual)
 
 
-def max_len_error(length: int) -> str:
-    return f"must be no more than {length} characters"
-
-
-def regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """validation.RegexError, double space after each example comma included."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{example}', " for example in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def _byte_len(value: str) -> int:
-    return len(value.encode("utf-8", "surrogatepass"))
-
-
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    """validation.IsDNS1123Subdomain."""
-    errs = []
-    if _byte_len(value) > 253:
-        errs.append(max_len_error(253))
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def dns1123_label_errors(value: str) -> list[str]:
-    """validation.IsDNS1123Label."""
-    errs = []
-    if _byte_len(value) > 63:
-        errs.append(max_len_error(63))
-    if not _DNS1123_LABEL.fullmatch(value):
-        if _DNS1123_SUBDOMAIN.fullmatch(value):
-            errs.append("must not contain dots")
-        else:
-            errs.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errs
-
-
-def dns1035_label_errors(value: str) -> list[str]:
-    """validation.IsDNS1035Label (CRD plural, singular, version and short names)."""
-    errs = []
-    if _byte_len(value) > 63:
-        errs.append(max_len_error(63))
-    if not _DNS1035_LABEL.fullmatch(value):
-        errs.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return errs
-
-
 def path_segment_name_errors(value: str, *, prefix: bool = False) -> list[str]:
     """path.ValidatePathSegmentName: names that must survive as one URL path segment."""
     if not prefix and value in (".", ".."):
         return [f"may not be '{value}'"]
     return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in value]
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """validation.IsQualifiedName (a label key): optional DNS subdomain prefix, '/', name of at most 63."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) > 2:
-        return [
-            "a valid label key "
-            + regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + msg for msg in dns1123_subdomain_errors(prefix))
-    name = parts[-1]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif _byte_len(name) > 63:
-        errs.append("name part " + max_len_error(63))
-    if not _LABEL_KEY.fullmatch(name):
-        errs.append("name part " + regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    """validation.IsValidLabelValue."""
-    errs = []
-    if _byte_len(value) > 63:
-        errs.append(max_len_error(63))
-    if not _LABEL_VALUE.fullmatch(value):
-        errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
 
 
 def name_errors(value: str, *, rule: str = "subdomain", prefix: bool = False) -> list[str]:
