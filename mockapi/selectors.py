@@ -11,7 +11,7 @@ import re
 from typing import Callable, Iterable, Mapping, NamedTuple
 
 from mockapi import errors, names
-from mockapi.schema.structural import go_quote
+from mockapi.schema.goformat import go_quote
 
 # -- label selector -------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockapi.schema import structural
+from mockapi.schema import goformat, structural
 from mockapi.schema.structural import apply_schema
 
 STRING = {"type": "string"}
@@ -446,14 +446,14 @@ def test_embedded_resources_need_api_version_and_a_valid_kind():
     [(1.5, "1.5"), (2.0, "2"), (1e6, "1e+06"), (123456.0, "123456"), (0.0001, "0.0001"), (0.00001, "1e-05"), (-0.5, "-0.5")],
 )
 def test_floats_print_as_gos_percent_v(value, shown):
-    assert structural.go_float(value) == shown
+    assert goformat.go_float(value) == shown
 
 
 def test_json_values_print_as_gos_json_marshal_and_percent_sharp_v():
-    assert structural.go_json({"b": [1, 2.0, None], "a": "<x>"}) == '{"a":"\\u003cx\\u003e","b":[1,2,null]}'
-    assert structural.go_json(1e-7) == "1e-7"
-    assert structural.go_sharp({"name": "x", "n": None}) == 'map[string]interface {}{"n":interface {}(nil), "name":"x"}'
-    assert structural.go_quote('a"b\nc\x01') == '"a\\"b\\nc\\x01"'
+    assert goformat.go_json({"b": [1, 2.0, None], "a": "<x>"}) == '{"a":"\\u003cx\\u003e","b":[1,2,null]}'
+    assert goformat.go_json(1e-7) == "1e-7"
+    assert goformat.go_sharp({"name": "x", "n": None}) == 'map[string]interface {}{"n":interface {}(nil), "name":"x"}'
+    assert goformat.go_quote('a"b\nc\x01') == '"a\\"b\\nc\\x01"'
 
 
 # --- robustness and speed -----------------------------------------------------------------------

@@ -48,7 +48,8 @@ from mockapi.fieldmanager.typed import (
     object_field_set,
     remove_object_items,
 )
-from mockapi.schema.structural import copy_json, go_json
+from mockapi.schema.goformat import go_json
+from mockapi.schema.prune import copy_json
 
 __all__ = ["LAST_APPLIED", "Conflict", "apply", "update"]
 

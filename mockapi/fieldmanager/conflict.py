@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from mockapi import errors
 from mockapi.fieldmanager.fieldset import Path, path_string
 from mockapi.fieldmanager.managed import Entry
-from mockapi.schema.structural import go_quote
+from mockapi.schema.goformat import go_quote
 
 
 @dataclass

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from mockapi.schema.structural import go_float, go_quote
+from mockapi.schema.goformat import go_float, go_quote
 
 MEMBER = "."
 LEAF: dict = {}  # the one node of a member without children; never mutate it

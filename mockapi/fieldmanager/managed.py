@@ -16,7 +16,7 @@ from typing import Any
 
 from mockapi import decoding
 from mockapi.fieldmanager.fieldset import LEAF, sorted_node, union
-from mockapi.schema.structural import go_json
+from mockapi.schema.goformat import go_json
 
 APPLY, UPDATE = "Apply", "Update"
 MAX_UPDATE_MANAGERS = 10  # DefaultMaxUpdateManagers

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from mockapi.schema.structural import go_json
+from mockapi.schema.goformat import go_json
 
 SCALAR, MAP, LIST, DEDUCED = "scalar", "map", "list", "deduced"
 

@@ -28,7 +28,7 @@ from mockapi.fieldmanager.schematype import (
     TypeNode,
     shape,
 )
-from mockapi.schema.structural import go_json, go_quote
+from mockapi.schema.goformat import go_json, go_quote
 
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT"})()
 NOTHING = (None, None, None)

@@ -16,7 +16,7 @@ from typing import Any
 
 from mockapi import cel, errors
 from mockapi.gvk import ResourceType
-from mockapi.schema.structural import go_quote
+from mockapi.schema.goformat import go_quote
 
 _NOT_SPEC = ("apiVersion", "kind", "metadata", "status")
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mockapi import errors
-from mockapi.schema import meta, structural
+from mockapi.schema import formats, meta, prune, structural, validate
 
 _SCOPES = ("Cluster", "Namespaced")
 _OPENAPI_TYPES = ("array", "boolean", "integer", "number", "object", "string")
@@ -616,8 +616,8 @@ def _value_validation(v: dict, skip_any_of: bool, skip_first_all_of: bool, level
     pattern = v.get("pattern")
     if isinstance(pattern, str) and pattern:
         try:
-            structural.compile_pattern(pattern)
-        except structural.PatternError as exc:
+            formats.compile_pattern(pattern)
+        except formats.PatternError as exc:
             errs.append(_invalid(f"{path}.pattern", pattern, f"must be a valid regular expression, but isn't: error parsing regexp: {exc}"))
 
 
@@ -707,9 +707,9 @@ def _walk_defaults(s: Any, path: str, errs: list, *, inside_meta: bool, resource
 
 def _one_default_errors(s: dict, default: Any, path: str) -> list[errors.FieldError]:
     errs = []
-    pruned = structural.copy_json(default)
+    pruned = prune.copy_json(default)
     structural.prune_value(s, pruned)
-    if structural.canonical(pruned) != structural.canonical(default):
+    if validate.canonical(pruned) != validate.canonical(default):
         errs.append(_invalid(path, default, "must not have unknown fields"))
     for err in structural.validate_value(s, default):
         errs.append(dataclasses.replace(err, field=f"{path}.{err.field}" if err.field else path))
