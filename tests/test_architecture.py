@@ -23,9 +23,9 @@ BASE_GRAPH = {
     "wire": set(),
     "cel": {"protobuf", "quantity"},
     "schema": {"names", "cel", "quantity"},
-    # go_quote (Go's strconv.Quote) is schema's Go rendering module; selectors may use that one, no other
-    # schema internals. schema.structural re-exports go_quote until the structural split is committed.
-    "selectors": {"names", "schema.goformat", "schema.structural.go_quote"},
+    # go_quote (Go's strconv.Quote) lives in schema's Go rendering module; selectors may use that one,
+    # no other schema internals.
+    "selectors": {"names", "schema.goformat"},
     "fieldmanager": {"decoding", "schema"},
 }
 BASE = set(BASE_GRAPH)
