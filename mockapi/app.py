@@ -165,7 +165,7 @@ def _mount_allocator(server: Server, fallback) -> None:
     settings = server.settings
     options = {"policy": settings.allocation_policy, "limits": allocator_.Limits(settings.allocation_budget_steps, settings.allocation_budget_seconds)}
     if settings.allocator:
-        server.allocator = allocator_.Allocator(LocalClient(server.registry), gate=server.gate, **options)
+        server.allocator = allocator_.Allocator(LocalClient(server.registry), gate=server.gate, clock=server.registry.clock, **options)
         server.background.append(server.allocator.run)
 
     async def explain(request):

@@ -7,31 +7,49 @@ Wall-clock time and random UUIDs are the defaults users get; tests pass a :class
 from __future__ import annotations
 
 import itertools
+import time
 import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Protocol
 
 
 class Clock(Protocol):
-    def now(self) -> datetime: ...
+    def now(self) -> datetime:
+        """Wall-clock time (timestamps written into objects)."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes back (backoffs, budgets, durations)."""
+        ...
 
 
 class SystemClock:
     def now(self) -> datetime:
         return datetime.now(timezone.utc)
 
+    def monotonic(self) -> float:
+        return time.monotonic()
+
 
 class FakeClock:
-    """A clock that only moves when told to (``advance``), starting at a fixed instant."""
+    """A wall clock that only moves when told to (``advance``), starting at a fixed instant.
+
+    Its monotonic clock runs with real time (so a server's backoffs still expire) and jumps forward
+    by whatever ``advance`` adds."""
 
     def __init__(self, start: datetime | None = None) -> None:
         self._now = start or datetime(2024, 1, 1, tzinfo=timezone.utc)
+        self._skew = 0.0
 
     def now(self) -> datetime:
         return self._now
 
+    def monotonic(self) -> float:
+        return time.monotonic() + self._skew
+
     def advance(self, seconds: float) -> None:
         self._now += timedelta(seconds=seconds)
+        self._skew += seconds
 
 
 UIDGenerator = Callable[[], str]

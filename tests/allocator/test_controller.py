@@ -309,3 +309,34 @@ def test_informer_events_wait_while_a_cycle_plans_in_the_worker_thread_and_expla
     report, found = run(scenario)
     assert held(found) == ["p/a"]
     assert report["result"]["reason"] == kinds.ALLOCATED  # explained with the claim's own device put back
+
+
+def test_an_injected_fake_clock_drives_the_condition_and_event_timestamps():
+    from datetime import datetime, timezone
+
+    from mockapi.clock import FakeClock
+
+    fake = FakeClock(datetime(2030, 5, 6, 7, 8, 9, tzinfo=timezone.utc))
+
+    async def scenario(client, allocator):
+        await create(client, device_class("gpu"), pool("p", 1), claim("c", detail("gpu", count=1)))
+        found = await until(client, "c", reason_is(kinds.ALLOCATED))
+        items, _ = await client.list(Kind("v1", "Event"), "default")
+        return found, [e for e in items if e["involvedObject"]["name"] == "c"]
+
+    found, events = run(scenario, clock=fake)
+    assert condition(found)["lastTransitionTime"] == "2030-05-06T07:08:09Z"
+    assert [e["lastTimestamp"] for e in events] == ["2030-05-06T07:08:09Z"]
+
+
+def test_a_fake_clocks_monotonic_time_jumps_with_advance_so_a_backoff_is_over_at_once():
+    from mockapi.clock import FakeClock
+    from mockapi.controllers.allocator.queue import WorkQueue
+
+    fake = FakeClock()
+    queue = WorkQueue(clock=fake.monotonic, initial_backoff=60.0)
+    key = kinds.ClaimKey("default", "c")
+    queue.backoff(key, ("", "default", "c", ""))
+    assert queue.tiers()["backoff"] == [key]
+    fake.advance(61)
+    assert asyncio.run(asyncio.wait_for(queue.get(), 1)) == key

@@ -20,9 +20,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from datetime import datetime, timezone
 
-from mockapi import clock, errors
+from mockapi import clock as clocks, errors
 from mockapi.client import ADDED, DELETED, MODIFIED, SYNCED, Client, Kind
 from mockapi.controllers import gate as gates
 from mockapi.controllers.allocator import kinds, score
@@ -65,12 +64,13 @@ def needs_action(old: ClaimRecord | None, new: dict) -> bool:
 
 
 class Allocator:
-    def __init__(self, client: Client, *, policy: str = score.DEFAULT_POLICY, limits: Limits = Limits(), gate: gates.AllocationGate | None = None) -> None:
+    def __init__(self, client: Client, *, policy: str = score.DEFAULT_POLICY, limits: Limits = Limits(), gate: gates.AllocationGate | None = None, clock: clocks.Clock | None = None) -> None:
         self.client = client
+        self.clock = clock or clocks.SystemClock()  # condition and Event timestamps, backoff timing
         self.gate = gate  # when set, each attempt at a pending claim asks it first (mockapi.controllers.gate)
         self.cache = Cache()
         self.planner = Planner(self.cache, policy=policy, limits=limits)
-        self.queue = WorkQueue()
+        self.queue = WorkQueue(clock=self.clock.monotonic)
         self.synced = asyncio.Event()
         self._pending_sync = {kinds.POOLS, kinds.CLASSES, kinds.NODES, kinds.CLAIMS, kinds.PRIVILEGED_CLAIMS}
         self._watches: dict[Kind, asyncio.Task] = {}
@@ -172,11 +172,11 @@ class Allocator:
         elif _allocations(claim):
             self.queue.forget(key)  # the allocation stands, whatever the spec says now (rule 15)
         elif self._admitted(key):
-            started = time.perf_counter()
+            started = self.clock.monotonic()
             plan = await self._cycle(claim)
             if self.gate is not None:
                 reason = plan.failure.reason if plan.failure else kinds.ALLOCATED
-                self.gate.finished(_gate_key(key), reason=reason, seconds=time.perf_counter() - started)
+                self.gate.finished(_gate_key(key), reason=reason, seconds=self.clock.monotonic() - started)
             if plan.failure is None:
                 await self._allocate(key, claim, plan)
             else:
@@ -224,7 +224,7 @@ class Allocator:
 
     async def _allocate(self, key: ClaimKey, claim: dict, plan: Plan) -> None:
         generation = claim["metadata"].get("generation", 0)
-        written = await self._write(key, claim, lambda fresh: status_.allocated(fresh, plan.solution, plan.configs, generation=generation, now=_now()), finalizer=True)
+        written = await self._write(key, claim, lambda fresh: status_.allocated(fresh, plan.solution, plan.configs, generation=generation, now=self._now()), finalizer=True)
         if written is not None:
             self.queue.forget(key)
             await self._record(written, kinds.ALLOCATED, status_.allocated_message(plan.solution), warning=False)
@@ -232,7 +232,7 @@ class Allocator:
     async def _fail(self, key: ClaimKey, claim: dict, failure: kinds.Failure) -> None:
         generation = claim["metadata"].get("generation", 0)
         before = status_.condition_of(claim)
-        new = status_.failed(claim, failure, generation=generation, now=_now())
+        new = status_.failed(claim, failure, generation=generation, now=self._now())
         written = claim if new == (claim.get("status") or {}) else await self._write(key, claim, lambda fresh: new)
         if written is None:
             return
@@ -282,12 +282,15 @@ class Allocator:
                 raise
 
     async def _record(self, claim: dict, reason: str, message: str, *, warning: bool) -> None:
-        name = f"{claim['metadata']['name']}.{time.time_ns():x}"
-        event = status_.event(claim, reason=reason, message=message, warning=warning, now=_now(), name=name)
+        name = f"{claim['metadata']['name']}.{time.time_ns():x}"  # a unique name, not a timestamp
+        event = status_.event(claim, reason=reason, message=message, warning=warning, now=self._now(), name=name)
         try:
             await self.client.create_event(event)
         except errors.StatusError as exc:  # Events are best effort, as in client-go's recorder
             log.debug("could not record event on %s: %s", name, exc)
+
+    def _now(self) -> str:
+        return clocks.rfc3339(self.clock.now())
 
     # ----------------------------------------------------- config object watches
     def _watch_configs(self, waits: frozenset) -> None:
@@ -322,6 +325,3 @@ class Allocator:
 def _gate_key(key: ClaimKey) -> gates.ClaimKey:
     return gates.ClaimKey("deviceclaims" if key.kind == kinds.CLAIMS.kind else "deviceprivilegedclaims", key.namespace, key.name)
 
-
-def _now() -> str:
-    return clock.rfc3339(datetime.now(timezone.utc))
