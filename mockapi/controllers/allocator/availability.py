@@ -42,18 +42,18 @@ def available_devices(pool: Pool, ledger: Ledger) -> int:
 class PoolStatusWriter:
     """Writes the pools the cache and the ledger marked changed (their ``touched`` sets)."""
 
-    def __init__(self, cache, client: Client, *, busy=lambda: False) -> None:
-        self.cache, self.client, self.busy = cache, client, busy
+    def __init__(self, cache, client: Client, *, busy=lambda: False, monotonic=time.monotonic) -> None:
+        self.cache, self.client, self.busy, self.monotonic = cache, client, busy, monotonic
 
     async def run(self) -> None:
         self.cache.touched.update(self.cache.pools)  # the first pass: every pool
-        last = time.monotonic()
+        last = self.monotonic()
         while True:
             await asyncio.sleep(PERIOD)
-            if self.busy() and time.monotonic() - last < BUSY_PERIOD:
+            if self.busy() and self.monotonic() - last < BUSY_PERIOD:
                 continue
             await self.write_changed()
-            last = time.monotonic()
+            last = self.monotonic()
 
     async def write_changed(self) -> int:
         """Write every changed pool whose status is not current; the number written."""

@@ -69,7 +69,7 @@ class Allocator:
         self.clock = clock or clocks.SystemClock()  # condition and Event timestamps, backoff timing
         self.gate = gate  # when set, each attempt at a pending claim asks it first (mockapi.controllers.gate)
         self.cache = Cache()
-        self.planner = Planner(self.cache, policy=policy, limits=limits)
+        self.planner = Planner(self.cache, policy=policy, limits=limits, monotonic=self.clock.monotonic)
         self.queue = WorkQueue(clock=self.clock.monotonic)
         self.synced = asyncio.Event()
         self._pending_sync = {kinds.POOLS, kinds.CLASSES, kinds.NODES, kinds.CLAIMS, kinds.PRIVILEGED_CLAIMS}
@@ -90,7 +90,7 @@ class Allocator:
             self.gate.bind(self._released)
         try:
             await self.synced.wait()
-            self._tasks.append(asyncio.create_task(PoolStatusWriter(self.cache, self.client, busy=self.queue.busy).run()))  # status.availableDevices
+            self._tasks.append(asyncio.create_task(PoolStatusWriter(self.cache, self.client, busy=self.queue.busy, monotonic=self.clock.monotonic).run()))  # status.availableDevices
             log.info("allocator synced: %d pools, %d classes, %d claims", len(self.cache.pools), len(self.cache.classes), len(self.cache.claims))
             await self._work()
         finally:

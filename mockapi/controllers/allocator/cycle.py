@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -50,10 +51,11 @@ class Plan:
 
 
 class Planner:
-    def __init__(self, cache: Cache, *, policy: str = score.DEFAULT_POLICY, limits: Limits = Limits()) -> None:
+    def __init__(self, cache: Cache, *, policy: str = score.DEFAULT_POLICY, limits: Limits = Limits(), monotonic=time.monotonic) -> None:
         if policy not in score.POLICIES:
             raise ValueError(f"unknown allocation policy {policy!r}; choose one of {', '.join(score.POLICIES)}")
         self.cache, self.policy, self.limits = cache, policy, limits
+        self.monotonic = monotonic  # the clock each attempt's time budget is measured with
         self.filter = Filter()
         cache.pool_listeners.append(self.filter.forget_pool)  # its caches must not outlive a pool
         self._worker: ThreadPoolExecutor | None = None
@@ -68,7 +70,7 @@ class Planner:
     def plan(self, claim: dict, *, explain: bool = False, inline: bool = False) -> Plan:
         """The plan for ``claim``; ``inline``: raise :class:`Preempted` rather than hold the event
         loop past :data:`INLINE_SLICE` or evaluate a costly expression."""
-        budget = Budget(self.limits, slice_seconds=INLINE_SLICE if inline else None, may_wait=not _on_event_loop())
+        budget = Budget(self.limits, clock=self.monotonic, slice_seconds=INLINE_SLICE if inline else None, may_wait=not _on_event_loop())
         validated = request.validate(claim)  # ValidateSpec
         if isinstance(validated, kinds.Failure):
             return Plan(failure=validated)
