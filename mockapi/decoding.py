@@ -215,17 +215,21 @@ def object_depth_exceeds(value: Any, limit: int) -> bool:
 
 
 def depth_exceeds(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests more than ``limit`` objects/arrays deep (the root is level 1), without recursion."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > limit:
+    """Whether ``value`` nests more than ``limit`` objects/arrays deep (the root is level 1). The
+    recursion stops at ``limit`` levels, so it is bounded whatever ``value`` holds."""
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return False
+    return _deeper(value, limit)
+
+
+def _deeper(node: Any, budget: int) -> bool:
+    """Whether the container ``node`` needs more than ``budget`` levels."""
+    if budget <= 0:
+        return True
+    budget -= 1
+    for child in node.values() if type(node) is dict else node:
+        kind = type(child)
+        if (kind is dict or kind is list) and _deeper(child, budget):
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return False

@@ -56,11 +56,36 @@ def regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
+_MEMO_SIZE = 4096  # values remembered as valid per check; forgotten all at once when full
+
+
+def _remember_valid(check):
+    """Remember the values ``check`` found valid: label keys, label values and names repeat across
+    objects, so most writes find every one of theirs known. Only valid values are kept (an invalid
+    one is rare and its messages vary with the keyword arguments), only strings, at most _MEMO_SIZE."""
+    valid: set[str] = set()
+
+    def checked(value: str, **kwargs) -> list[str]:
+        if type(value) is str and value in valid:
+            return []
+        errs = check(value, **kwargs)
+        if not errs and type(value) is str:
+            if len(valid) >= _MEMO_SIZE:
+                valid.clear()
+            valid.add(value)
+        return errs
+
+    checked.__name__, checked.__qualname__, checked.__doc__ = check.__name__, check.__qualname__, check.__doc__
+    checked.__wrapped__ = check
+    return checked
+
+
 def byte_len(value: str) -> int:
     """Go's ``len`` of a string: its UTF-8 bytes (a lone surrogate counted, never raising)."""
     return len(value.encode("utf-8", "surrogatepass"))
 
 
+@_remember_valid
 def dns1123_subdomain_errors(value: str) -> list[str]:
     """validation.IsDNS1123Subdomain."""
     errs = []
@@ -71,6 +96,7 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def dns1123_label_errors(value: str) -> list[str]:
     """validation.IsDNS1123Label."""
     errs = []
@@ -94,6 +120,7 @@ def dns1035_label_errors(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def qualified_name_errors(value: str, *, noun: str = "a qualified name") -> list[str]:
     """validation.IsQualifiedName: optional DNS subdomain prefix, '/', a name of at most 63.
 
@@ -133,6 +160,7 @@ def label_key_errors(value: str) -> list[str]:
     return qualified_name_errors(value, noun="a valid label key")
 
 
+@_remember_valid
 def label_value_errors(value: str) -> list[str]:
     """validation.IsValidLabelValue."""
     errs = []

@@ -17,8 +17,9 @@ PATCH_REJECTED = "the server rejected our request due to an error in our request
 
 
 
-def json_patch(doc: Any, operations: Any) -> Any:
-    """Apply an RFC 6902 JSON patch and return a new document.
+def json_patch(doc: Any, operations: Any, *, in_place: bool = False) -> Any:
+    """Apply an RFC 6902 JSON patch and return a new document (``in_place``: ``doc`` is the caller's
+    own copy, changed without copying it first; a failing patch may leave it half changed).
 
     A body that is not a list of operation objects → 400 with the Go decoder's words (``error
     decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp``);
@@ -28,7 +29,7 @@ def json_patch(doc: Any, operations: Any) -> Any:
     """
     ops = _decode_operations(operations)
     try:
-        document = _Document(_copy(doc))
+        document = _Document(doc if in_place else _copy(doc))
         for op in ops:
             document.apply(op)
     except ValueError as exc:

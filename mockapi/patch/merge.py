@@ -8,8 +8,9 @@ from mockapi import errors
 from mockapi.patch._shared import _TOO_DEEP, _copy, _json_kind
 
 
-def merge_patch(target: Any, patch: Any) -> Any:
-    """Apply a JSON merge patch (RFC 7386) and return a new value.
+def merge_patch(target: Any, patch: Any, *, in_place: bool = False) -> Any:
+    """Apply a JSON merge patch (RFC 7386) and return a new value (``in_place``: ``target`` is the
+    caller's own copy, merged into without copying it first).
 
     The request body must be a JSON object, as in kube-apiserver: ``null`` → 400 ``Invalid JSON
     Patch``; an array, string, number or bool → 400 ``error decoding patch: json: cannot unmarshal
@@ -22,7 +23,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
     try:
         if not isinstance(target, dict):
             return _pruned(patch)
-        result = _copy(target)
+        result = target if in_place else _copy(target)
         _merge_into(result, patch)
         return result
     except RecursionError:

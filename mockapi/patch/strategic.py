@@ -45,9 +45,10 @@ Resolver = Callable[[str], "dict | None"]
 
 
 def strategic_merge_patch(
-    original: dict, patch: Any, schema: dict | None, *, resolve_ref: Resolver | None = None
+    original: dict, patch: Any, schema: dict | None, *, resolve_ref: Resolver | None = None, in_place: bool = False
 ) -> dict:
-    """Apply a strategic merge patch, as kube-apiserver does for built-in kinds; returns a new dict.
+    """Apply a strategic merge patch, as kube-apiserver does for built-in kinds; returns a new dict
+    (``in_place``: ``original`` is the caller's own copy, merged into without copying it first).
 
     ``schema`` is the kind's OpenAPI v3 schema; ``resolve_ref`` (optional) turns a ``$ref`` string
     into its schema, so the published ``/openapi/v3`` documents work as they are. Where the schema
@@ -60,7 +61,7 @@ def strategic_merge_patch(
     if not isinstance(patch, dict):
         raise errors.bad_request(f"json: cannot unmarshal {_json_kind(patch)} into Go value of type {_MAP}")
     try:
-        base = _copy(original) if isinstance(original, dict) else {}
+        base = (original if in_place else _copy(original)) if isinstance(original, dict) else {}
         return _merge_map(base, _copy(patch), _Schema(schema, resolve_ref, root=True))
     except ValueError as exc:
         if str(exc) == _NO_LIST_OF_LISTS:

@@ -231,7 +231,7 @@ class Registry:
             self._track_fields(rt, None, obj, opts, subresource="")
         self.lifecycle.require_namespace(rt, obj)
         _canonicalize(obj)
-        _check_stored_depth(rt, obj)
+        _check_stored_depth(rt, obj, admitted=True)
         self.lifecycle.before_store(rt, obj, None)
         if opts.dry_run:
             if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]) is not None:
@@ -291,7 +291,7 @@ class Registry:
         if not applied:
             self._track_fields(rt, old, obj, opts, subresource=subresource)
         _canonicalize(obj)
-        _check_stored_depth(rt, obj)
+        _check_stored_depth(rt, obj, admitted=True)
         if obj == old:  # nothing changed: no write, no event, same resourceVersion
             return Written(conversion.served(rt, current.raw))
         self.lifecycle.before_store(rt, obj, old)
@@ -316,16 +316,19 @@ class Registry:
             if patch_type == APPLY_PATCH and not subresource:
                 return self._apply_create(rt, namespace, name, document, opts)
             raise errors.not_found(rt.group_resource, name)
-        old = conversion.to_request(rt, current.load())
+        old = conversion.to_request(rt, current.load())  # a fresh copy of its own: patched in place
         if patch_type == JSON_PATCH:
-            patched = patch.json_patch(old, document)
+            patched = patch.json_patch(old, document, in_place=True)
         elif patch_type == MERGE_PATCH:
-            patched = patch.merge_patch(old, document)
+            patched = patch.merge_patch(old, document, in_place=True)
         elif patch_type == STRATEGIC_PATCH:
-            patched = patch.strategic_merge_patch(old, document, rt.schema)
+            patched = patch.strategic_merge_patch(old, document, rt.schema, in_place=True)
         else:
             patched = self._apply(rt, old, document, namespace, name, opts, subresource=subresource)
-        _check_stored_depth(rt, patched)  # each patch may add ~100 levels: bound the result before it is admitted
+        if patch_type in (JSON_PATCH, APPLY_PATCH):
+            # each JSON patch may add ~100 levels, an applied config its field set: bound the result before
+            # it is admitted. A merge or strategic patch puts each value where the (bounded) body had it.
+            _check_stored_depth(rt, patched)
         if patch_type != APPLY_PATCH:
             _check_patched_name(patched, name, _ns(rt, namespace))
         obj = self._check_body(rt, patched, namespace, name=name)
@@ -488,13 +491,34 @@ def _check_patched_name(patched: Any, name: str, namespace: str) -> None:
         raise errors.bad_request(f"the namespace of the object ({moved}) does not match the namespace on the URL ({namespace})")
 
 
-def _check_stored_depth(rt: ResourceType, obj: Any) -> None:
+def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False) -> None:
     """What is stored must decode again (a GET, then a PUT): its depth, managedFields included,
-    stays within the decoder's limit. Patches and managedFields could otherwise grow it."""
-    if decoding.object_depth_exceeds(obj, decoding.MAX_DEPTH):
+    stays within the decoder's limit. Patches and managedFields could otherwise grow it.
+
+    ``admitted``: ``obj`` is a write about to be stored, whose managedFields were either checked
+    before (stored, or sent in a body the decoder bounded), or just computed from ``obj`` — and a
+    field set nests at most one level deeper than the fields it records, four levels down
+    (metadata.managedFields[i].fieldsV1). So ``obj`` without its managedFields within
+    MAX_DEPTH - 5 levels proves the whole is within MAX_DEPTH, at a third of the walk."""
+    if admitted and _within_depth_without_managed_fields(obj, decoding.MAX_DEPTH - _FIELD_SET_EXTRA):
+        return
+    if decoding.depth_exceeds(obj, decoding.MAX_DEPTH):
         name = obj["metadata"].get("name", "") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else ""
         detail = f"the object may not nest deeper than {decoding.MAX_DEPTH} levels, metadata.managedFields included"
         raise errors.invalid(rt.kind, rt.group, name, [errors.FieldError("forbidden", "", detail)])
+
+
+_FIELD_SET_EXTRA = 5  # metadata, managedFields, the entry, fieldsV1's root, and its leaves' {}
+
+
+def _within_depth_without_managed_fields(obj: dict, limit: int) -> bool:
+    for key, value in obj.items():
+        if key == "metadata" and type(value) is dict:
+            if any(k != "managedFields" and decoding.depth_exceeds(v, limit - 2) for k, v in value.items()):
+                return False
+        elif decoding.depth_exceeds(value, limit - 1):
+            return False
+    return True
 
 
 def _generation_content(rt: ResourceType, obj: dict) -> dict:

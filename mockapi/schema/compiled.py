@@ -224,3 +224,4 @@ _compile_flags(_EMPTY)
 _UNSPECIFIED = _Node()  # additionalProperties: true/false, no schema: like _EMPTY, but nulls stay
 _UNSPECIFIED.nullable = True
 _compile_flags(_UNSPECIFIED)
+
