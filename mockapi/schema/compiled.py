@@ -6,10 +6,9 @@ most scalars cost one set lookup.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
-from mockapi.schema.formats import PatternError, _format_checker, compile_pattern
+from mockapi.schema.formats import Pattern, PatternError, _format_checker, compile_schema_pattern
 from mockapi.schema.goformat import go_json, go_quote
 
 _MAX_SCHEMA_DEPTH = 100  # deeper schema nodes accept anything
@@ -52,7 +51,7 @@ class _Node:
         self.exclusive_maximum = self.exclusive_minimum = False
         self.max_length = self.min_length = self.max_items = self.min_items = None
         self.max_properties = self.min_properties = None
-        self.pattern: re.Pattern | None = None
+        self.pattern: Pattern | None = None
         self.pattern_text = ""
         self.unique_items = False
         self.list_type: str | None = None
@@ -160,7 +159,7 @@ def _compile_pattern(node: _Node, pattern: Any) -> None:
         return
     node.pattern_text = pattern
     try:
-        node.pattern = compile_pattern(pattern)
+        node.pattern = compile_schema_pattern(pattern)
     except PatternError:
         node.pattern = None  # only reachable for schemas that bypassed validate_crd (built-ins)
 

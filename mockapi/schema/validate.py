@@ -171,7 +171,7 @@ def _check_string(node: _Node, value: str, path: str, errs: list) -> None:
         errs.append(_too_long(path, node.max_length))
     elif node.min_length is not None and len(value) < node.min_length:
         errs.append(_invalid(path, value, f"{path} in body should be at least {node.min_length} chars long"))
-    elif node.pattern is not None and node.pattern.search(value) is None:
+    elif node.pattern is not None and not node.pattern.matches(value):
         errs.append(_invalid(path, value, f"{path} in body should match '{node.pattern_text}'"))
 
 
