@@ -14,6 +14,7 @@ from typing import Any
 
 from mockapi.fieldmanager.fieldset import (
     LEAF,
+    MEMBER,
     as_member,
     below,
     has_member,
@@ -25,6 +26,7 @@ from mockapi.fieldmanager.schematype import (
     MAP,
     OBJECT_META,
     SCALAR,
+    DEDUCED_TYPE,
     TypeNode,
     shape,
 )
@@ -320,20 +322,33 @@ def added_object(root: TypeNode, new: dict, ignore: Iterable[str] = ()) -> dict:
 
 
 def _added(t: TypeNode, value: Any, *, member: bool = True) -> dict | None:
-    """``compare(t, ABSENT, value)[0]`` (``member=False``: ``compare(t, {}, value)[0]``)."""
+    """``compare(t, ABSENT, value)[0]`` (``member=False``: ``compare(t, {}, value)[0]``).
+
+    The hot path of every create: a scalar, null or empty child is a leaf whatever its type says
+    (``shape`` makes a misfit value atomic), so only non-empty containers recurse."""
     t = shape(t, value)
     if t.leaf or not value:
         return LEAF if member else None
-    children: dict = {}
+    children: dict = {MEMBER: LEAF} if member else {}
     if t.kind is MAP:
         if value.__class__ is dict:
+            fields, elem = t.fields, t.elem or DEDUCED_TYPE
             for key, child in value.items():
-                children["f:" + key] = _added(t.field(key)[0], child)
+                cls = child.__class__
+                if (cls is dict or cls is list) and child:
+                    children["f:" + key] = _added(fields.get(key) or elem, child)
+                else:
+                    children["f:" + key] = LEAF
     else:
         order, items = index_items(t, value if value.__class__ is list else (), strict=False)
+        elem = t.elem
         for pe in order:
-            children[pe] = _added(t.elem, items[pe])
-    return make_node(member, sorted_node(children))
+            child = items[pe]
+            cls = child.__class__
+            children[pe] = _added(elem, child) if (cls is dict or cls is list) and child else LEAF
+    if len(children) == member:  # nothing below
+        return LEAF if member else None
+    return sorted_node(children)
 
 
 def _keys(old: dict, new: dict) -> list:
