@@ -64,7 +64,8 @@ class ResourceType:
     # or the per-kind ones kube-apiserver registers for core kinds).
     selectable_fields: tuple[str, ...] = ()
     # The structural openAPIV3Schema of this version (validation, pruning, defaulting, SMP keys).
-    schema: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    # Compared (a CRD update that changes only a schema serves a new type) but not hashed.
+    schema: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     # True for the kinds the server ships (core v1, apiextensions); False for CRD-registered ones.
     builtin: bool = False
     # The CRD's storage version when it has more than one version ("" otherwise): objects are
