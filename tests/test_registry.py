@@ -170,3 +170,42 @@ def test_dry_run_create_does_not_store_or_bump_the_resource_version(server):
 def test_to_status_turns_unknown_exceptions_into_a_500():
     status = errors.to_status(KeyError("boom"))
     assert status.code == 500 and status.reason == "InternalError" and "KeyError" in status.message
+
+
+def _gadget_crd(spec_properties: dict) -> dict:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": spec_properties}}}
+    crd = widget_crd("gadgets", "Gadget")
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = schema
+    return crd
+
+
+def test_an_update_that_leaves_spec_as_stored_still_meets_a_changed_schema(server):
+    """Fields left as stored are not walked again only while the schema that admitted them serves:
+    after a CRD update the same unchanged spec is pruned and defaulted by the new schema."""
+    crds = kind(server, "apiextensions.k8s.io", "CustomResourceDefinition", "v1")
+    server.registry.create(crds, "", _gadget_crd({"size": {"type": "integer"}, "color": {"type": "string"}}), WriteOptions())
+    gadgets = server.types.by_kind("example.com", "v1", "Gadget")
+    stored = orjson.loads(server.registry.create(gadgets, "", {"metadata": {"name": "g"}, "spec": {"size": 3, "color": "red"}}, WriteOptions()).raw)
+    same = orjson.loads(server.registry.update(gadgets, "", "g", orjson.loads(orjson.dumps(stored)), WriteOptions()).raw)
+    assert same["spec"] == {"size": 3, "color": "red"} and same["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+
+    crd = orjson.loads(server.registry.get(crds, "", "gadgets.example.com").raw)
+    crd["spec"] = _gadget_crd({"size": {"type": "integer"}, "shape": {"type": "string", "default": "round"}})["spec"]
+    server.registry.update(crds, "", "gadgets.example.com", crd, WriteOptions())
+    gadgets = server.types.by_kind("example.com", "v1", "Gadget")
+    opts = WriteOptions(field_validation="Warn")
+    updated = orjson.loads(server.registry.update(gadgets, "", "g", orjson.loads(orjson.dumps(stored)), opts).raw)
+    assert updated["spec"] == {"size": 3, "shape": "round"}
+    assert opts.warnings == ['unknown field "spec.color"']
+
+
+def test_an_unchanged_field_is_json_equal_not_python_equal(server):
+    """``true`` equals ``1`` in Python: a boolean where the stored integer was is validated (422)."""
+    crds = kind(server, "apiextensions.k8s.io", "CustomResourceDefinition", "v1")
+    server.registry.create(crds, "", _gadget_crd({"size": {"type": "integer"}}), WriteOptions())
+    gadgets = server.types.by_kind("example.com", "v1", "Gadget")
+    stored = orjson.loads(server.registry.create(gadgets, "", {"metadata": {"name": "g"}, "spec": {"size": 1}}, WriteOptions()).raw)
+    stored["spec"]["size"] = True
+    with pytest.raises(errors.StatusError) as caught:
+        server.registry.update(gadgets, "", "g", stored, WriteOptions())
+    assert caught.value.code == 422 and "spec.size" in caught.value.message

@@ -34,6 +34,7 @@ APPLY_PATCH = "application/apply-patch+yaml"
 CUSTOM_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
 ALL_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 
+_TYPE_META = ("apiVersion", "kind", "metadata")
 _SYSTEM_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds")
 _OMIT_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
@@ -62,11 +63,40 @@ class Registry:
         self._rng = rng or random.Random()
         self._strategies: dict[ResourceType, strategies.Strategy] = {}
         self._indexers: dict[ResourceType, Any] = {}
+        # objects written after the served types last changed were admitted by today's schemas
+        self._schemas_since = store.resource_version
+        self._single_schema: dict[ResourceType, bool] = {}
+        types.on_change(self._schemas_changed)
         from mockapi.registry.lifecycle import Lifecycle
 
         self.lifecycle = Lifecycle(self)
 
     # ----------------------------------------------------------------- helpers
+    def _schemas_changed(self) -> None:
+        self._schemas_since = self.store.resource_version
+        self._single_schema.clear()
+
+    def _unchanged_fields(self, rt: ResourceType, obj: dict, old: dict | None) -> tuple[str, ...]:
+        """Top-level fields an update leaves exactly as stored, when the stored object was admitted
+        by this very schema (written since the served types last changed, and the only schema of
+        its resource): pruning, defaulting and validating them again would change nothing. Equal
+        means equal JSON (``true`` is not ``1``), compared as compact bytes."""
+        if old is None or not rt.schema:
+            return ()
+        try:
+            if int(old["metadata"]["resourceVersion"]) <= self._schemas_since:
+                return ()
+        except (KeyError, TypeError, ValueError):
+            return ()
+        single = self._single_schema.get(rt)
+        if single is None:
+            versions = [t for t in self.types.kinds_of_group(rt.group) if t.plural == rt.plural]
+            single = self._single_schema[rt] = len(versions) == 1
+        if not single:
+            return ()
+        return tuple(key for key, value in obj.items() if key not in _TYPE_META and type(value) in (dict, list) and key in old
+                     and orjson.dumps(value) == orjson.dumps(old[key]))
+
     def strategy(self, rt: ResourceType) -> strategies.Strategy:
         found = self._strategies.get(rt)
         if found is None:
@@ -443,7 +473,8 @@ class Registry:
 
     def _admit(self, rt: ResourceType, obj: dict, old: dict | None, opts: WriteOptions) -> None:
         """Prune unknown fields (reported per fieldValidation), default, and validate."""
-        outcome = structural.apply_schema(rt.schema, obj) if rt.schema else None
+        unchanged = self._unchanged_fields(rt, obj, old)
+        outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged) if rt.schema else None
         unknown = outcome.unknown_fields if outcome else []
         if unknown and opts.field_validation == "Strict":
             listed = ", ".join(f'unknown field "{path}"' for path in unknown)

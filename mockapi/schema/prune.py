@@ -75,11 +75,15 @@ def _visit(node: _Node, value: Any, path: str, run: _Run, keep: bool, errs: list
     _validate(node, value, path, errs)
 
 
-def _walk_object(node: _Node, obj: dict, path: str, run: _Run, keep: bool, errs: list, *, root: bool = False) -> None:
+def _walk_object(node: _Node, obj: dict, path: str, run: _Run, keep: bool, errs: list, *, root: bool = False,
+                 skip: tuple[str, ...] = ()) -> None:
+    """``skip``: keys whose values are known to be pruned, defaulted and valid already (the root only)."""
     props, additional = node.props, node.additional
     embedded = node.embedded or root
     unknown = nulls = None
     for key, value in obj.items():
+        if skip and key in skip:
+            continue
         if embedded and key in _TYPE_META_KEYS:
             _visit_type_meta(node, key, value, path, run, errs, root=root)
             continue

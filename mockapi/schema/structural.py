@@ -52,24 +52,29 @@ class Validator:
         names = ("name", "generateName")
         self._name_checks = tuple((k, metadata.props[k]) for k in names if metadata and k in metadata.props)
 
-    def apply(self, obj: dict) -> Outcome:
-        """Prune, default and validate ``obj`` in place (metadata itself is checked by meta.py)."""
+    def apply(self, obj: dict, *, unchanged: tuple[str, ...] = ()) -> Outcome:
+        """Prune, default and validate ``obj`` in place (metadata itself is checked by meta.py).
+
+        ``unchanged``: top-level fields the caller knows this validator has already pruned,
+        defaulted and passed (an update leaving them as stored): they are not walked again. The
+        checks on the object as a whole (required fields, list types, embedded resources) still
+        see them."""
         if type(obj) is not dict:
             return Outcome([], [meta.type_error("", "object", obj)])
         run = _Run()
         try:
-            self._walk(obj, run)
+            self._walk(obj, run, unchanged)
         except RecursionError:
             run.errors.append(errors.FieldError("invalid", "", "object is nested too deeply to validate"))
         unknown = run.meta_unknown + sorted(run.unknown) + run.embedded_unknown
         return Outcome(unknown, run.errors + run.embedded_errors + run.list_errors)
 
-    def _walk(self, obj: dict, run: _Run) -> None:
+    def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...]) -> None:
         root, errs = self._root, run.errors
         if root.direct_object:
-            _walk_object(root, obj, "", run, root.preserve, errs, root=True)
+            _walk_object(root, obj, "", run, root.preserve, errs, root=True, skip=unchanged)
         else:
-            _walk_object(root, obj, "", run, root.preserve, [], root=True)
+            _walk_object(root, obj, "", run, root.preserve, [], root=True, skip=unchanged)
             _validate(self._validation_root, obj, "", errs)  # whose props lack metadata
         metadata = obj.get("metadata")
         if type(metadata) is dict:
@@ -99,9 +104,10 @@ def compile(schema: dict) -> Validator:  # noqa: A001 - the name the registry ca
     return validator
 
 
-def apply_schema(schema: dict, obj: dict) -> Outcome:
-    """Prune, default and validate ``obj`` (mutated in place) against ``schema``."""
-    return compile(schema).apply(obj)
+def apply_schema(schema: dict, obj: dict, *, unchanged: tuple[str, ...] = ()) -> Outcome:
+    """Prune, default and validate ``obj`` (mutated in place) against ``schema`` (see
+    :meth:`Validator.apply` for ``unchanged``)."""
+    return compile(schema).apply(obj, unchanged=unchanged)
 
 
 def validate_value(schema: Any, value: Any) -> list[errors.FieldError]:
