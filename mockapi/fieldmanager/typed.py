@@ -325,7 +325,9 @@ def _added(t: TypeNode, value: Any, *, member: bool = True) -> dict | None:
     """``compare(t, ABSENT, value)[0]`` (``member=False``: ``compare(t, {}, value)[0]``).
 
     The hot path of every create: a scalar, null or empty child is a leaf whatever its type says
-    (``shape`` makes a misfit value atomic), so only non-empty containers recurse."""
+    (``shape`` makes a misfit value atomic), so only non-empty containers recurse; children are
+    added in sorted order (``"."`` sorts before every ``f:``, ``k:`` and ``v:``), so the node is
+    built once."""
     t = shape(t, value)
     if t.leaf or not value:
         return LEAF if member else None
@@ -333,7 +335,8 @@ def _added(t: TypeNode, value: Any, *, member: bool = True) -> dict | None:
     if t.kind is MAP:
         if value.__class__ is dict:
             fields, elem = t.fields, t.elem or DEDUCED_TYPE
-            for key, child in value.items():
+            for key in sorted(value):
+                child = value[key]
                 cls = child.__class__
                 if (cls is dict or cls is list) and child:
                     children["f:" + key] = _added(fields.get(key) or elem, child)
@@ -342,13 +345,13 @@ def _added(t: TypeNode, value: Any, *, member: bool = True) -> dict | None:
     else:
         order, items = index_items(t, value if value.__class__ is list else (), strict=False)
         elem = t.elem
-        for pe in order:
+        for pe in sorted(order):
             child = items[pe]
             cls = child.__class__
             children[pe] = _added(elem, child) if (cls is dict or cls is list) and child else LEAF
     if len(children) == member:  # nothing below
         return LEAF if member else None
-    return sorted_node(children)
+    return children
 
 
 def _keys(old: dict, new: dict) -> list:
