@@ -10,7 +10,6 @@ import itertools
 import math
 import os
 import time
-import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Protocol
 
