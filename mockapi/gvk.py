@@ -80,6 +80,15 @@ class ResourceType:
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
+    def __hash__(self) -> int:
+        """By (group, version, plural), computed once: equal types share it, and the registry looks
+        types up in its dicts several times per request (the generated hash covered every field)."""
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((self.group, self.version, self.plural))
+
     @cached_property
     def group_resource(self) -> GroupResource:
         """One shared value per type (it keys the store and every history event)."""
