@@ -64,8 +64,25 @@ class Quantity:
         return f"Quantity({canonical(self)!r})"
 
 
+_PARSED: dict[str, Quantity] = {}  # text -> its (immutable) quantity; the same few texts repeat
+_PARSED_SIZE = 4096
+
+
 def parse(text: str | int) -> Quantity:
-    """Parse a quantity as apimachinery does; raises :class:`QuantityError` with the reason."""
+    """Parse a quantity as apimachinery does; raises :class:`QuantityError` with the reason.
+    Texts parsed before are remembered (at most 4,096; the pools of a cluster share a few)."""
+    if text.__class__ is str:
+        found = _PARSED.get(text)
+        if found is None:
+            found = _parse(text)
+            if len(_PARSED) >= _PARSED_SIZE:
+                _PARSED.clear()
+            _PARSED[text] = found
+        return found
+    return _parse(text)
+
+
+def _parse(text: str | int) -> Quantity:
     if isinstance(text, bool) or not isinstance(text, (str, int)):
         raise QuantityError(f"invalid quantity {text!r}: must be a string or an integer")
     if isinstance(text, int):
