@@ -624,3 +624,39 @@ def test_a_hostile_pattern_and_value_match_in_linear_time():
     outcome = apply_schema(schema, {"s": "a" * 5000 + "b"})
     assert time.perf_counter() - started < 0.5
     assert [e.field for e in outcome.errors] == ["s"]
+
+
+def test_remembered_values_come_out_as_the_walk_made_them():
+    """``remember``: a value walked clean before is not walked again but gets the same defaults;
+    values with unknown fields or problems are never remembered, so they are reported every time."""
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "size": {"type": "integer", "maximum": 5}, "mode": {"type": "string", "default": "fast"}}}}}
+    validator = structural.Validator(schema)
+    for _ in range(3):
+        obj = {"spec": {"size": 3}}
+        assert validator.apply(obj, remember=True) == structural.Outcome([], [])
+        assert obj == {"spec": {"size": 3, "mode": "fast"}}
+    assert len(validator._clean) == 1
+    obj = {"spec": {"size": 3}}
+    obj["spec"]["mode"] = "fast"  # a value that is already what the walk makes: remembered as is
+    validator.apply(obj, remember=True)
+    for _ in range(2):
+        wrong = {"spec": {"size": 9}}
+        assert [e.field for e in validator.apply(wrong, remember=True).errors] == ["spec.size"]
+        extra = {"spec": {"size": 1, "bogus": True}}
+        assert validator.apply(extra, remember=True).unknown_fields == ["spec.bogus"] and extra["spec"] == {"size": 1, "mode": "fast"}
+    assert len(validator._clean) == 2
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema_index=st.integers(0, len(SCHEMAS) - 1), spec=json_values, status=json_values)
+def test_remembering_never_changes_an_outcome(schema_index, spec, status):
+    """Whatever the values, a remembering validator answers (and shapes the object) exactly as a
+    fresh walk does, the first time and every time after."""
+    schema = SCHEMAS[schema_index]
+    remembering = structural.Validator(schema)
+    for _ in range(3):
+        obj = {"apiVersion": "x/v1", "kind": "K", "spec": copy.deepcopy(spec), "status": copy.deepcopy(status)}
+        fresh = copy.deepcopy(obj)
+        assert remembering.apply(obj, remember=True) == structural.Validator(schema).apply(fresh)
+        assert obj == fresh

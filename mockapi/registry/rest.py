@@ -95,7 +95,7 @@ class Registry:
         if not single:
             return ()
         return tuple(key for key, value in obj.items() if key not in _TYPE_META and type(value) in (dict, list) and key in old
-                     and orjson.dumps(value) == orjson.dumps(old[key]))
+                     and _same_json(value, old[key]))
 
     def strategy(self, rt: ResourceType) -> strategies.Strategy:
         found = self._strategies.get(rt)
@@ -474,7 +474,7 @@ class Registry:
     def _admit(self, rt: ResourceType, obj: dict, old: dict | None, opts: WriteOptions) -> None:
         """Prune unknown fields (reported per fieldValidation), default, and validate."""
         unchanged = self._unchanged_fields(rt, obj, old)
-        outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged) if rt.schema else None
+        outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged, remember=True) if rt.schema else None
         unknown = outcome.unknown_fields if outcome else []
         if unknown and opts.field_validation == "Strict":
             listed = ", ".join(f'unknown field "{path}"' for path in unknown)
@@ -490,6 +490,14 @@ class Registry:
         if problems:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name") or obj["metadata"].get("generateName", ""), problems)
         opts.warnings.extend(strategy.warnings(obj, old))
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON (``true`` is not ``1``); False for what orjson cannot encode."""
+    try:
+        return orjson.dumps(a) == orjson.dumps(b)
+    except orjson.JSONEncodeError:
+        return False
 
 
 def _raise_decode_errors(rt: ResourceType, problems: list[errors.FieldError]) -> None:

@@ -22,6 +22,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from mockapi import errors
 from mockapi.schema import meta
 from mockapi.schema.compiled import _compile
@@ -29,6 +31,8 @@ from mockapi.schema.prune import _prune_only, _Run, _walk_object
 from mockapi.schema.validate import _embedded_errors, _list_type_errors, _validate
 
 _CACHE_SIZE = 256
+_CLEAN_SIZE = 1024  # remembered clean subtrees per validator, forgotten all at once when full
+_TYPE_META = frozenset({"apiVersion", "kind", "metadata"})
 
 
 @dataclass
@@ -51,23 +55,60 @@ class Validator:
         metadata = self._root.props.get("metadata")
         names = ("name", "generateName")
         self._name_checks = tuple((k, metadata.props[k]) for k in names if metadata and k in metadata.props)
+        # (top-level key, compact JSON) of values this validator walked without pruning or finding
+        # anything -> the value it made of them (None: the same; else its defaulted JSON): the same
+        # value again would come out the same (see ``apply``)
+        self._clean: dict[tuple[str, bytes], bytes | None] = {}
 
-    def apply(self, obj: dict, *, unchanged: tuple[str, ...] = ()) -> Outcome:
+    def apply(self, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False) -> Outcome:
         """Prune, default and validate ``obj`` in place (metadata itself is checked by meta.py).
 
         ``unchanged``: top-level fields the caller knows this validator has already pruned,
         defaulted and passed (an update leaving them as stored): they are not walked again. The
         checks on the object as a whole (required fields, list types, embedded resources) still
-        see them."""
+        see them.
+
+        ``remember``: a top-level value (``spec`` of a Pod made from a template, say) that this
+        validator walked before without pruning anything or finding a problem is not walked
+        again: it becomes what the walk made of it then (with the same defaults), since the walk
+        is a function of the value alone. Costs a compact encoding of each such value."""
         if type(obj) is not dict:
             return Outcome([], [meta.type_error("", "object", obj)])
         run = _Run()
+        fresh: list[tuple[str, bytes]] = []
+        if remember:
+            known = []
+            for key, value in obj.items():
+                if key not in _TYPE_META and key not in unchanged and type(value) in (dict, list):
+                    encoded = _compact(value)
+                    if encoded is not None:
+                        entry = (key, encoded)
+                        (known if entry in self._clean else fresh).append(entry)
+            for entry in known:
+                after = self._clean[entry]
+                if after is not None:
+                    obj[entry[0]] = orjson.loads(after)
+            unchanged = (*unchanged, *(key for key, _ in known))
         try:
             self._walk(obj, run, unchanged)
         except RecursionError:
             run.errors.append(errors.FieldError("invalid", "", "object is nested too deeply to validate"))
         unknown = run.meta_unknown + sorted(run.unknown) + run.embedded_unknown
-        return Outcome(unknown, run.errors + run.embedded_errors + run.list_errors)
+        outcome = Outcome(unknown, run.errors + run.embedded_errors + run.list_errors)
+        if fresh and not outcome.unknown_fields and not outcome.errors:
+            self._remember_clean(obj, fresh)
+        return outcome
+
+    def _remember_clean(self, obj: dict, walked: list[tuple[str, bytes]]) -> None:
+        for key, before in walked:
+            if key not in obj:
+                continue
+            after = _compact(obj[key])
+            if after is None:
+                continue
+            if len(self._clean) >= _CLEAN_SIZE:
+                self._clean.clear()
+            self._clean[(key, before)] = None if after == before else after
 
     def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...]) -> None:
         root, errs = self._root, run.errors
@@ -87,6 +128,14 @@ class Validator:
             _list_type_errors(root, obj, "", run.list_errors)
 
 
+def _compact(value: Any) -> bytes | None:
+    """Compact JSON, or None for what orjson cannot encode (integers beyond 64 bits)."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return None
+
+
 _cache: OrderedDict[int, tuple[Any, Validator]] = OrderedDict()
 
 
@@ -104,10 +153,10 @@ def compile(schema: dict) -> Validator:  # noqa: A001 - the name the registry ca
     return validator
 
 
-def apply_schema(schema: dict, obj: dict, *, unchanged: tuple[str, ...] = ()) -> Outcome:
+def apply_schema(schema: dict, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False) -> Outcome:
     """Prune, default and validate ``obj`` (mutated in place) against ``schema`` (see
-    :meth:`Validator.apply` for ``unchanged``)."""
-    return compile(schema).apply(obj, unchanged=unchanged)
+    :meth:`Validator.apply` for ``unchanged`` and ``remember``)."""
+    return compile(schema).apply(obj, unchanged=unchanged, remember=remember)
 
 
 def validate_value(schema: Any, value: Any) -> list[errors.FieldError]:
