@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 from mockapi.fieldmanager.fieldset import (
     LEAF,
     MEMBER,
@@ -315,10 +317,35 @@ def added_object(root: TypeNode, new: dict, ignore: Iterable[str] = ()) -> dict:
                 if node is not None:
                     out["f:" + key] = node
             else:
-                out["f:" + key] = _added(root.field(key)[0], value)
+                out["f:" + key] = _added_field(root, key, value)
         except TypedError as exc:
             raise exc.within(_prefix("f:" + key)) from None
     return sorted_node(out)
+
+
+_ADDED: dict[tuple[int, str, bytes], tuple[TypeNode, dict]] = {}  # (root, field, its JSON) -> (root, its set)
+_ADDED_SIZE = 1024
+
+
+def _added_field(root: TypeNode, key: str, value: Any) -> dict:
+    """The set of one top-level field of a new object, remembered by the field's compact JSON:
+    objects made from one template (a ReplicaSet's pods) share their spec's set. Sets are never
+    changed once built, so sharing one is safe."""
+    cls = value.__class__
+    if (cls is not dict and cls is not list) or not value:
+        return _added(root.field(key)[0], value)
+    try:
+        memo_key = (id(root), key, orjson.dumps(value))
+    except orjson.JSONEncodeError:
+        return _added(root.field(key)[0], value)
+    hit = _ADDED.get(memo_key)
+    if hit is not None and hit[0] is root:
+        return hit[1]
+    node = _added(root.field(key)[0], value)
+    if len(_ADDED) >= _ADDED_SIZE:
+        _ADDED.clear()
+    _ADDED[memo_key] = (root, node)
+    return node
 
 
 def _added(t: TypeNode, value: Any, *, member: bool = True) -> dict | None:
