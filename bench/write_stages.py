@@ -1,0 +1,263 @@
+"""Where a write's time goes, stage by stage, in-process (a profile, not a throughput figure).
+
+    python3 bench/write_stages.py [-n 3000] [--cases create,patch,update,status,create_pool]
+
+Builds mockapi in this process and drives its ASGI app directly (no sockets, no uvicorn), with the
+bench's fixtures (``bench/api.py``: the ~2 KB Pod, the ~2 KB DevicePool, a DeviceClaim status PUT
+with the resourceVersion a controller read). Each stage is a function of the write path wrapped
+with a timer; a stage's time excludes the stages nested in it, so the columns add up to the whole
+request . Stages:
+
+* decode — the body's JSON (``decoding.decode_json``, the duplicate-key screen);
+* schema — prune, default and validate by the kind's structural schema (``structural.apply_schema``);
+* meta — ObjectMeta's rules (``meta.validate_object_meta``);
+* kind — the kind's own rules and preparation (``Strategy.validate``, ``prepare_for_*``);
+* managedFields — field ownership (``Registry._track_fields``);
+* depth — the stored-depth bound (``rest._check_stored_depth``);
+* patch — applying a merge patch to the stored object (``patch.merge_patch``);
+* store — encode, commit, index and fan out to watchers (``Store.create/update``), and the stored
+  object's load for an update (``Stored.load``);
+* registry — the registry's own steps between those (system fields, uid and timestamps, the
+  namespace check, conversions, comparing with the stored object);
+* http — routing, the verb handler, the response (``KubeAPI._resource`` less the above);
+* observe — metrics and the request log (the app's observer);
+* other — the ASGI entry and this driver's own calls.
+
+The numbers are per request, best of ``--repeat`` batches (the machine is shared: the best batch is
+the least disturbed). It imports whatever ``mockapi`` is on ``sys.path`` first, so running it from
+another checkout (``git worktree``) profiles that version: stages missing there are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import importlib
+import inspect
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import api  # noqa: E402  (the fixtures)
+
+GROUP = "/apis/devmgmtproto.k8s.io/v1alpha1"
+STAGES = [
+    ("decode", "mockapi.decoding", None, "decode_json"),
+    ("decode", "mockapi.decoding", None, "duplicate_fields"),
+    ("schema", "mockapi.schema.structural", "Validator", "apply"),
+    ("meta", "mockapi.schema.meta", None, "validate_object_meta"),
+    ("kind", "mockapi.registry.strategy", "PodStrategy", "validate"),
+    ("kind", "mockapi.registry.strategy", "PodStrategy", "prepare_for_create"),
+    ("kind", "mockapi.registry.strategy", "PodStrategy", "prepare_for_update"),
+    ("kind", "mockapi.registry.strategy", "DeviceConstraintsStrategy", "validate"),
+    ("kind", "mockapi.registry.strategy", "Strategy", "prepare_for_update"),
+    ("managedFields", "mockapi.registry.rest", "Registry", "_track_fields"),
+    ("depth", "mockapi.registry.rest", None, "_check_stored_depth"),
+    ("patch", "mockapi.patch", None, "merge_patch"),
+    ("store", "mockapi.store.memory", "Store", "create"),
+    ("store", "mockapi.store.memory", "Store", "update"),
+    ("store", "mockapi.store.watch", "Stored", "load"),
+    ("registry", "mockapi.registry.rest", "Registry", "create"),
+    ("registry", "mockapi.registry.rest", "Registry", "update"),
+    ("registry", "mockapi.registry.rest", "Registry", "patch"),
+    ("registry", "mockapi.registry.rest", "Registry", "_update"),
+    ("registry", "mockapi.registry.rest", "Registry", "_admit"),
+    ("http", "mockapi.http.kube", "KubeAPI", "_resource"),
+]
+COLUMNS = ["http", "decode", "schema", "meta", "kind", "managedFields", "depth", "patch", "store", "registry", "observe", "other"]
+
+
+class Timers:
+    """Exclusive time per stage: a stage entered inside another pauses the outer one's clock."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+        self.stack: list[list] = []  # [stage, started, nested seconds]
+
+    def wrap(self, stage: str, fn):
+        if inspect.iscoroutinefunction(fn):
+            return self._wrap_async(stage, fn)
+
+        def timed(*args, **kwargs):
+            entry = [stage, time.perf_counter(), 0.0]
+            self.stack.append(entry)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.stack.pop()
+                spent = time.perf_counter() - entry[1]
+                self.totals[stage] = self.totals.get(stage, 0.0) + spent - entry[2]
+                if self.stack:
+                    self.stack[-1][2] += spent
+
+        timed.__wrapped__ = fn
+        return timed
+
+    def _wrap_async(self, stage: str, fn):
+        """The driver runs one request at a time, so time spent awaiting is this request's too."""
+
+        async def timed(*args, **kwargs):
+            entry = [stage, time.perf_counter(), 0.0]
+            self.stack.append(entry)
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                self.stack.pop()
+                spent = time.perf_counter() - entry[1]
+                self.totals[stage] = self.totals.get(stage, 0.0) + spent - entry[2]
+                if self.stack:
+                    self.stack[-1][2] += spent
+
+        timed.__wrapped__ = fn
+        return timed
+
+
+def install(timers: Timers) -> list[str]:
+    """Wrap every stage function this version of mockapi has; the names of those it lacks."""
+    missing = []
+    for stage, module_name, owner, name in STAGES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            missing.append(f"{module_name}")
+            continue
+        holder = getattr(module, owner, None) if owner else module
+        fn = getattr(holder, name, None) if holder is not None else None
+        if fn is None or (owner and name not in vars(holder)):
+            missing.append(f"{module_name}.{owner + '.' if owner else ''}{name}")
+            continue
+        setattr(holder, name, timers.wrap(stage, fn))
+        if not owner:  # modules that imported the function by name
+            for other in list(sys.modules.values()):
+                if other is not None and other is not module and getattr(other, name, None) is fn and getattr(other, "__name__", "").startswith("mockapi"):
+                    setattr(other, name, getattr(holder, name))
+    return missing
+
+
+class Driver:
+    """The app, driven in-process by raw ASGI calls."""
+
+    def __init__(self) -> None:
+        from mockapi import app as app_
+        from mockapi.settings import Settings
+
+        self.server = app_.build(Settings(port=0, log_level="warning"))
+        self.loop = asyncio.new_event_loop()
+        self.counter = 0
+        self.pod = orjson.dumps(api.make_pod("__NAME__", 7, namespace=None))
+        self.pool = orjson.dumps(api.make_pool("__NAME__", 7))
+        update = api.make_pod("__NAME__", 7, namespace="bp")
+        update["metadata"]["labels"]["bench-flip"] = "__FLIP__"
+        self.update = orjson.dumps(update)
+        self.status = orjson.dumps(api.claim_status_template("bs"))
+        for ns in ("bp", "bs", "bc"):
+            self.request("POST", "/api/v1/namespaces", orjson.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
+        for i in range(1000):
+            self.request("POST", "/api/v1/namespaces/bp/pods", self.pod.replace(b"__NAME__", b"p-%04d" % i))
+            self.request("POST", GROUP + "/namespaces/bs/deviceclaims", orjson.dumps(api.make_claim("c-%04d" % i, "bs")))
+        claims = orjson.loads(self.request("GET", GROUP + "/namespaces/bs/deviceclaims"))["items"]
+        self.rvs = {c["metadata"]["name"]: c["metadata"]["resourceVersion"] for c in claims}
+
+    def request(self, method: str, path: str, body: bytes = b"", content_type: bytes = b"application/json") -> bytes:
+        return self.loop.run_until_complete(self._request(method, path, body, content_type))
+
+    async def _request(self, method, path, body, content_type) -> bytes:
+        sent: list = []
+        messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive():
+            return messages.pop() if messages else {"type": "http.disconnect"}
+
+        async def send(message):
+            sent.append(message)
+
+        headers = [(b"host", b"bench"), (b"user-agent", b"bench/1"), (b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+        scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(), "query_string": b"", "headers": headers,
+                 "http_version": "1.1", "scheme": "http", "server": ("bench", 80), "client": ("bench", 1), "root_path": "", "asgi": {"version": "3.0"}}
+        await self.server.app(scope, receive, send)
+        if sent[0]["status"] >= 300:
+            raise RuntimeError(f"{method} {path}: {sent[0]['status']} {sent[1]['body'][:300]!r}")
+        return sent[1]["body"]
+
+    def one(self, case: str) -> None:
+        i = self.counter = self.counter + 1
+        if case == "create":
+            self.request("POST", "/api/v1/namespaces/bc/pods", self.pod.replace(b"__NAME__", b"c%d" % i))
+        elif case == "create_pool":
+            self.request("POST", GROUP + "/devicepools", self.pool.replace(b"__NAME__", b"pool%d" % i))
+        elif case == "patch":
+            self.request("PATCH", "/api/v1/namespaces/bp/pods/p-%04d" % (i % 1000), b'{"metadata":{"labels":{"bench-flip":"v%d"}}}' % i,
+                         b"application/merge-patch+json")
+        elif case == "update":
+            name = b"p-%04d" % (i % 1000)
+            self.request("PUT", "/api/v1/namespaces/bp/pods/" + name.decode(), self.update.replace(b"__NAME__", name).replace(b"__FLIP__", b"u%d" % i))
+        elif case == "status":
+            name = "c-%04d" % (i % 1000)
+            body = self.status.replace(b"__NAME__", name.encode()).replace(b"__FLIP__", b"s%d" % i).replace(b"__RV__", self.rvs[name].encode())
+            out = self.request("PUT", GROUP + f"/namespaces/bs/deviceclaims/{name}/status", body)
+            self.rvs[name] = orjson.loads(out)["metadata"]["resourceVersion"]
+        else:
+            raise ValueError(case)
+
+
+def measure(driver: Driver, timers: Timers, case: str, n: int, repeat: int) -> dict:
+    for _ in range(200):
+        driver.one(case)
+    best = None
+    for _ in range(repeat):
+        timers.totals.clear()
+        gc.collect()
+        started = time.perf_counter()
+        for _ in range(n):
+            driver.one(case)
+        total = time.perf_counter() - started
+        row = {stage: seconds / n * 1e6 for stage, seconds in timers.totals.items()}
+        row["total"] = total / n * 1e6
+        row["other"] = row["total"] - sum(v for k, v in row.items() if k != "total")
+        if best is None or row["total"] < best["total"]:
+            best = row
+    return best
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-n", type=int, default=2000, help="requests per batch")
+    parser.add_argument("--repeat", type=int, default=3, help="batches per case (the best is shown)")
+    parser.add_argument("--cases", default="create,create_pool,patch,update,status")
+    args = parser.parse_args(argv)
+    import mockapi
+
+    timers = Timers()
+    missing = install(timers)
+    driver = Driver()
+    _wrap_observer(timers)
+    print(f"mockapi from {Path(mockapi.__file__).resolve().parent}; us per request, best of {args.repeat} x {args.n}")
+    if missing:
+        print(f"(stages this version lacks: {', '.join(missing)})")
+    print(f"{'case':<12}" + "".join(f"{c:>14}" for c in COLUMNS) + f"{'total':>10}")
+    for case in args.cases.split(","):
+        row = measure(driver, timers, case, args.n, args.repeat)
+        print(f"{case:<12}" + "".join(f"{row.get(c, 0.0):>14.1f}" for c in COLUMNS) + f"{row['total']:>10.1f}")
+    return 0
+
+
+def _wrap_observer(timers: Timers) -> None:
+    """The app's per-request observer (metrics, request log) is a closure set on the KubeAPI."""
+    import mockapi.http.kube as kube
+
+    original = kube.KubeAPI.__call__
+
+    async def call(self, scope, receive, send):
+        if self.observer is not None and not hasattr(self.observer, "__wrapped__"):
+            self.observer = timers.wrap("observe", self.observer)
+        await original(self, scope, receive, send)
+
+    kube.KubeAPI.__call__ = call
+
+
+if __name__ == "__main__":
+    sys.exit(main())
