@@ -78,16 +78,17 @@ class SequentialUIDs:
 def rfc3339(moment: datetime) -> str:
     """Seconds-precision RFC 3339 in UTC, as metav1.Time marshals: ``2024-01-01T00:00:00Z``.
     The text of the last second formatted is reused (every write stamps one or two times)."""
+    global _last_second
     second = math.floor(moment.timestamp())
-    last = _last_second
+    last = _last_second  # one tuple, replaced whole: a reader on another thread sees a matching pair
     if last[0] == second:
         return last[1]
     text = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    _last_second[:] = [second, text]
+    _last_second = (second, text)
     return text
 
 
-_last_second: list = [None, ""]
+_last_second: tuple = (None, "")
 
 
 def rfc3339_micro(moment: datetime) -> str:
