@@ -41,3 +41,17 @@ def test_a_selector_key_with_a_lone_surrogate_gets_kubes_message_not_a_codec_err
     with pytest.raises(errors.StatusError) as caught:
         selectors.LabelSelector.parse("\ud800=x")
     assert "name part must consist of alphanumeric characters" in str(caught.value)
+
+
+def test_remembered_valid_values_still_leave_invalid_ones_reported_every_time():
+    """Valid values are remembered; an invalid one is checked (and reported, with its own noun)
+    each time; a full memo starts over without changing an answer."""
+    assert names.qualified_name_errors("example.com/ok") == []
+    assert names.qualified_name_errors("example.com/ok") == []
+    for _ in range(2):
+        assert names.label_key_errors("a/b/c")[0].startswith("a valid label key")
+        assert names.qualified_name_errors("a/b/c")[0].startswith("a qualified name")
+        assert names.label_value_errors("-bad-") != []
+    for i in range(names._MEMO_SIZE + 10):
+        assert names.dns1123_label_errors(f"n-{i}") == []
+    assert names.dns1123_label_errors("Upper") != [] and names.dns1123_label_errors("n-1") == []

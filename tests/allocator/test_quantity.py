@@ -68,3 +68,12 @@ def test_round_up_rounds_to_the_block():
 def test_the_canonical_form_parses_back_to_the_same_value(mantissa, suffix):
     parsed = quantity.parse(f"{mantissa}{suffix}")
     assert quantity.parse(str(parsed)) == parsed
+
+
+def test_a_text_parsed_again_is_the_same_quantity_and_a_bad_one_fails_every_time():
+    first = quantity.parse("19968Mi")
+    assert quantity.parse("19968Mi") is first and first == quantity.parse("19968Mi ".strip())
+    for _ in range(2):
+        with pytest.raises(quantity.QuantityError):
+            quantity.parse("12 Gi")
+    assert quantity.parse(5) == quantity.parse("5")
