@@ -53,7 +53,7 @@ STAGES = [
     ("kind", "mockapi.registry.strategy", "PodStrategy", "validate"),
     ("kind", "mockapi.registry.strategy", "PodStrategy", "prepare_for_create"),
     ("kind", "mockapi.registry.strategy", "PodStrategy", "prepare_for_update"),
-    ("kind", "mockapi.registry.strategy", "DeviceConstraintsStrategy", "validate"),
+    ("kind", "mockapi.registry.devices", "DeviceConstraintsStrategy", "validate"),
     ("kind", "mockapi.registry.strategy", "Strategy", "prepare_for_update"),
     ("managedFields", "mockapi.registry.rest", "Registry", "_track_fields"),
     ("depth", "mockapi.registry.rest", None, "_check_stored_depth"),

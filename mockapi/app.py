@@ -22,7 +22,7 @@ from mockapi.http import control, endpoints, openapi, responses
 from mockapi.http import discovery as discovery_
 from mockapi.http.kube import KubeAPI
 from mockapi.registry import builtin
-from mockapi.registry.lifecycle import PROTECTED_NAMESPACES
+from mockapi.registry.namespaces import PROTECTED_NAMESPACES
 from mockapi.registry.options import WriteOptions
 from mockapi.registry.rest import Registry
 from mockapi.registry.types import TypeRegistry

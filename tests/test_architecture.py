@@ -115,3 +115,74 @@ def test_each_base_module_imports_only_what_the_base_graph_allows(module, path):
         assert base_import_allowed(own, imported), (
             f"{module} (base: {own}) imports {imported}; the base graph allows {sorted(BASE_GRAPH[own] | {'errors'})}"
         )
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """module → the mockapi modules it imports anywhere in its text (function-local imports and
+    ``TYPE_CHECKING`` blocks included: a circle hidden in a function is still a circle)."""
+    known = dict(modules())
+    graph = {}
+    for module, path in known.items():
+        edges = set()
+        for imported in imports(path):
+            while imported and imported not in known:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != module:
+                edges.add(imported)
+        graph[module] = edges
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle, or []. A package's ``__init__`` importing its own submodules (re-exports)
+    is not a circle unless a submodule imports the package back."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(module: str) -> list[str]:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == 1:
+                return stack[stack.index(target):] + [target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        stack.pop()
+        state[module] = 2
+        return []
+
+    for module in sorted(graph):
+        if module not in state:
+            found = visit(module)
+            if found:
+                return found
+    return []
+
+
+def test_the_cycle_check_itself():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_module_imports_itself_back_through_others():
+    graph = _module_graph()
+    # a package's __init__ re-exporting its submodules is the package's face, not a dependency
+    for module in graph:
+        if (PACKAGE / Path(*module.split(".")[1:]) / "__init__.py").exists():
+            graph[module] = {t for t in graph[module] if not t.startswith(module + ".")}
+    assert _cycle(graph) == []
+
+
+# Within the registry: the strategies and their hooks see the narrow Cluster handle, never the
+# generic REST code that calls them.
+REGISTRY_HOOK_MODULES = ("strategy", "cluster", "namespaces", "crds", "devices", "kinds")
+
+
+@pytest.mark.parametrize("name", REGISTRY_HOOK_MODULES)
+def test_strategies_never_see_the_registry(name):
+    path = PACKAGE / "registry" / f"{name}.py"
+    assert path.exists()
+    for imported in imports(path):
+        assert not imported.startswith(("mockapi.registry.rest", "mockapi.registry.reset")), f"registry.{name} imports {imported}"

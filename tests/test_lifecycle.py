@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mockapi.registry.lifecycle import deprecation_warnings, version_priority
+from mockapi.registry.crds import deprecation_warnings, version_priority
 
 
 def crd(*versions: dict) -> dict:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mockapi.registry.strategy import STANDARD_FINALIZERS, finalizer_warnings, for_type
+from mockapi.registry.kinds import for_type
+from mockapi.registry.strategy import STANDARD_FINALIZERS, finalizer_warnings
 
 SUFFIX = ": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers"
 

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from mockapi import errors
-from mockapi.registry.lifecycle import CRD_GROUP, NAMESPACES, PROTECTED_NAMESPACES
+from mockapi.registry.crds import CRDS, GROUP as CRD_GROUP, KIND as CRD_KIND
+from mockapi.registry.namespaces import NAME_LABEL, NAMESPACES, PROTECTED_NAMESPACES
 from mockapi.registry.options import WriteOptions
 from mockapi.registry.rest import Registry
-
-CRDS = errors.GroupResource(CRD_GROUP, "customresourcedefinitions")
-NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def reset(registry: Registry, *, keep_crds: bool = True, keep_namespaces: bool = False, seed_crds: Callable[[], Iterable[dict]] = list) -> int:
@@ -39,28 +36,32 @@ def reset(registry: Registry, *, keep_crds: bool = True, keep_namespaces: bool =
         if stored.name in PROTECTED_NAMESPACES:
             _restore_namespace(registry, stored)
         elif not keep_namespaces:
-            store.delete(NAMESPACES, "", stored.name)
-            deleted += 1
+            deleted += registry.force_delete(_namespace_type(registry), "", stored.name)
     return deleted
 
 
 def _delete_all(registry: Registry, resource) -> int:
+    rt = next((t for t in registry.types.all() if t.group_resource == resource), None)
     victims = list(registry.store.iterate(resource))
     for stored in victims:
-        registry.store.delete(resource, stored.namespace, stored.name)
+        if rt is None:  # objects of a kind no longer served: nothing to run for them
+            registry.store.delete(resource, stored.namespace, stored.name)
+        else:
+            registry.force_delete(rt, stored.namespace, stored.name)
     return len(victims)
 
 
+def _namespace_type(registry: Registry):
+    return registry.types.by_kind("", "v1", "Namespace")
+
+
 def _restore_crds(registry: Registry, seed: list[dict]) -> int:
-    crd_type = registry.types.by_kind(CRD_GROUP, "v1", "CustomResourceDefinition")
+    crd_type = registry.types.by_kind(CRD_GROUP, "v1", CRD_KIND)
     ours = {crd["metadata"]["name"]: crd for crd in seed}
     deleted = 0
     for stored in list(registry.store.iterate(CRDS)):
         if stored.name not in ours:
-            obj = stored.load()
-            registry.store.delete(CRDS, "", stored.name)
-            registry.lifecycle.after_delete(crd_type, obj)
-            deleted += 1
+            deleted += registry.force_delete(crd_type, "", stored.name)
     for name, crd in ours.items():
         body = _copy(crd)
         current = registry.store.get(CRDS, "", name)
@@ -80,8 +81,7 @@ def _restore_namespace(registry: Registry, stored) -> None:
         return
     meta["labels"] = pristine
     meta.pop("annotations", None)
-    namespace_type = registry.types.by_kind("", "v1", "Namespace")
-    registry.store.update(NAMESPACES, obj, fields=registry.indexer(namespace_type))
+    registry.cluster.write(_namespace_type(registry), obj)
 
 
 def _copy(obj: dict) -> dict:

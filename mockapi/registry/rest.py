@@ -3,8 +3,8 @@
 Writes run one recipe: check the body against the URL → system fields → ``strategy.prepare`` →
 admit (schema pruning, defaulting and validation; ObjectMeta rules; the kind's own rules) →
 canonicalize → store. Reads serve the stored bytes. Per-kind behaviour lives in
-:mod:`mockapi.registry.strategy`; lifecycles that span objects (CRDs serving kinds, namespaces
-deleting their content) in :mod:`mockapi.registry.lifecycle`.
+:mod:`mockapi.registry.strategy` and the modules beside it, whose lifecycle hooks (CRDs serving
+kinds, namespaces deleting their content) get a narrow :class:`~mockapi.registry.cluster.Cluster`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import orjson
 from mockapi import clock as clocks
 from mockapi import decoding, errors, fieldmanager, patch
 from mockapi.gvk import ResourceType
-from mockapi.registry import conversion
+from mockapi.registry import conversion, crds, kinds, namespaces
 from mockapi.registry import strategy as strategies
+from mockapi.registry.cluster import Cluster
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
 from mockapi.registry.types import TypeRegistry
 from mockapi.schema import meta as meta_rules
@@ -67,9 +68,7 @@ class Registry:
         self._schemas_since = store.resource_version
         self._single_schema: dict[ResourceType, bool] = {}
         types.on_change(self._schemas_changed)
-        from mockapi.registry.lifecycle import Lifecycle
-
-        self.lifecycle = Lifecycle(self)
+        self.cluster = Cluster(store=store, types=types, now=self.now, delete=self._delete_quietly, write=self._write, remove=self._remove)
 
     # ----------------------------------------------------------------- helpers
     def _schemas_changed(self) -> None:
@@ -100,8 +99,15 @@ class Registry:
     def strategy(self, rt: ResourceType) -> strategies.Strategy:
         found = self._strategies.get(rt)
         if found is None:
-            found = self._strategies[rt] = strategies.for_type(rt)
+            found = self._strategies[rt] = kinds.for_type(rt)
         return found
+
+    def deprecation_warning(self, rt: ResourceType) -> str:
+        """The Warning every request to a deprecated version of a custom resource gets, or ""."""
+        if rt.builtin:
+            return ""
+        crd_type = self.types.by_kind(crds.GROUP, "v1", crds.KIND)
+        return self.strategy(crd_type).deprecation_warning(rt) if crd_type is not None else ""
 
     def indexer(self, rt: ResourceType):
         """Extracts the selectable field values (beyond name/namespace) stored beside each object.
@@ -259,16 +265,17 @@ class Registry:
         self._admit(rt, obj, None, opts)
         if not applied:
             self._track_fields(rt, None, obj, opts, subresource="")
-        self.lifecycle.require_namespace(rt, obj)
+        namespaces.admit(self.cluster, rt, obj)
+        strategy.admit(self.cluster, obj)
         _canonicalize(obj)
         _check_stored_depth(rt, obj, admitted=True)
-        self.lifecycle.before_store(rt, obj, None)
+        strategy.before_store(self.cluster, obj, None)
         if opts.dry_run:
             if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]) is not None:
                 raise errors.already_exists(rt.group_resource, meta["name"])
             return Written(orjson.dumps(obj), created=True)
         stored = self.store.create(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt))
-        self.lifecycle.after_store(rt, obj, None)
+        strategy.after_store(self.cluster, obj, None)
         return Written(conversion.served(rt, stored.raw), created=True)
 
     def _generate_name(self, rt: ResourceType, obj: dict) -> str:
@@ -324,15 +331,15 @@ class Registry:
         _check_stored_depth(rt, obj, admitted=True)
         if obj == old:  # nothing changed: no write, no event, same resourceVersion
             return Written(conversion.served(rt, current.raw))
-        self.lifecycle.before_store(rt, obj, old)
+        strategy.before_store(self.cluster, obj, old)
         if opts.dry_run:
             return Written(orjson.dumps(obj))
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             stored = self.store.delete(rt.group_resource, current.namespace, current.name, final=conversion.to_storage(rt, obj))
-            self.lifecycle.after_delete(rt, obj)
+            self._deleted(rt, obj)
             return Written(conversion.served(rt, stored.raw))
-        stored = self.store.update(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt))
-        self.lifecycle.after_store(rt, obj, old)
+        stored = self._write(rt, obj)
+        strategy.after_store(self.cluster, obj, old)
         return Written(conversion.served(rt, stored.raw))
 
     # ------------------------------------------------------------------- patch
@@ -403,13 +410,14 @@ class Registry:
                 name,
                 f"Precondition failed: ResourceVersion in precondition: {opts.precondition_rv}, ResourceVersion in object meta: {meta.get('resourceVersion')}",
             )
-        self.lifecycle.before_delete(rt, obj)
+        strategy = self.strategy(rt)
+        strategy.before_delete(self.cluster, obj)
         if opts.dry_run:
             return Written(current.raw), False
-        if meta.get("finalizers") or self.lifecycle.defers_delete(rt, obj):
+        if meta.get("finalizers") or strategy.defers_delete:
             return self._mark_deleted(rt, current, obj), False
         stored = self.store.delete(rt.group_resource, current.namespace, current.name)
-        self.lifecycle.after_delete(rt, obj)
+        self._deleted(rt, obj)
         return Written(conversion.served(rt, stored.raw)), True
 
     def _mark_deleted(self, rt: ResourceType, current: Stored, obj: dict) -> Written:
@@ -420,10 +428,42 @@ class Registry:
         meta["deletionGracePeriodSeconds"] = 0
         if self.strategy(rt).tracks_generation:
             meta["generation"] = meta.get("generation", 0) + 1
-        self.lifecycle.on_terminating(rt, obj)
-        stored = self.store.update(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt))
-        self.lifecycle.after_terminating(rt, obj)
+        strategy = self.strategy(rt)
+        strategy.on_terminating(self.cluster, obj)
+        stored = self._write(rt, obj)
+        strategy.after_terminating(self.cluster, obj)
         return Written(conversion.served(rt, stored.raw))
+
+    # ------------------------------------------------- what hooks may do (Cluster)
+    def _write(self, rt: ResourceType, obj: dict) -> Stored:
+        return self.store.update(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt))
+
+    def _remove(self, rt: ResourceType, obj: dict) -> None:
+        meta = obj["metadata"]
+        self.store.delete(rt.group_resource, meta.get("namespace", ""), meta["name"], final=conversion.to_storage(rt, obj))
+        self._deleted(rt, obj)
+
+    def _deleted(self, rt: ResourceType, obj: dict) -> None:
+        self.strategy(rt).after_delete(self.cluster, obj)
+        if rt.namespaced:
+            namespaces.content_deleted(self.cluster, obj["metadata"].get("namespace", ""))
+
+    def _delete_quietly(self, rt: ResourceType, namespace: str, name: str) -> None:
+        try:
+            self.delete(rt, namespace, name, DeleteOptions())
+        except errors.StatusError as exc:
+            if exc.code != 404:
+                raise
+
+    def force_delete(self, rt: ResourceType, namespace: str, name: str) -> bool:
+        """Remove an object at once, finalizers or not (a reset), with its hooks and a DELETED event."""
+        current = self.store.get(rt.group_resource, _ns(rt, namespace), name)
+        if current is None:
+            return False
+        obj = current.load()
+        self.store.delete(rt.group_resource, current.namespace, current.name)
+        self._deleted(rt, obj)
+        return True
 
     def delete_collection(self, rt: ResourceType, namespace: str, list_opts: ListOptions, opts: DeleteOptions) -> list[bytes]:
         page = self.list(rt, namespace, ListOptions(label_selector=list_opts.label_selector, field_selector=list_opts.field_selector))

@@ -1,24 +1,32 @@
 """Per-kind behaviour, kept out of the generic REST code (kube's ``rest.RESTCreateStrategy`` idea).
 
 The REST layer runs the same recipe for every kind and asks the kind's strategy at fixed points:
-prepare on create, prepare on update (main resource or ``/status``), extra validation, and a few
-flags kube-apiserver sets per kind (generation tracking, unconditional updates, create-on-update,
-what DELETE returns). Custom resources share :class:`CustomResourceStrategy`; the core kinds and
-CustomResourceDefinition have small subclasses.
+prepare on create, prepare on update (main resource or ``/status``), extra validation, a few flags
+kube-apiserver sets per kind (generation tracking, unconditional updates, create-on-update, what
+DELETE returns), and lifecycle hooks where kube runs an admission plugin or a controller beside the
+write (admission on create, before/after store, before/after delete, termination). Hooks get a
+:class:`~mockapi.registry.cluster.Cluster`, never the registry. Custom resources share
+:class:`CustomResourceStrategy`; the core kinds have small subclasses here; namespaces
+(:mod:`.namespaces`), CustomResourceDefinitions (:mod:`.crds`) and the device kinds
+(:mod:`.devices`) each have a module of their own; :mod:`.kinds` maps a kind to its strategy.
 """
 
 from __future__ import annotations
 
 import base64
-import copy
 import re
 from typing import Any
 
 import orjson
 
-from mockapi import cel, errors
+from typing import TYPE_CHECKING
+
+from mockapi import errors
 from mockapi.gvk import ResourceType
 from mockapi.schema.goformat import go_quote
+
+if TYPE_CHECKING:
+    from mockapi.registry.cluster import Cluster
 
 _NOT_SPEC = ("apiVersion", "kind", "metadata", "status")
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
@@ -74,6 +82,30 @@ class Strategy:
         """The value a field selector on ``path`` compares against (a dotted path by default)."""
         return get_path(obj, path)
 
+    # Lifecycle hooks: no-ops unless the kind has a controller or admission rule of its own.
+    defers_delete = False  # DELETE marks the object Terminating even without finalizers (namespaces)
+
+    def admit(self, cluster: "Cluster", obj: dict) -> None:
+        """Admission on create, after validation (raise a StatusError to refuse)."""
+
+    def before_store(self, cluster: "Cluster", obj: dict, old: dict | None) -> None:
+        """Last changes to a valid object about to be stored (not on dry run: see rest)."""
+
+    def after_store(self, cluster: "Cluster", obj: dict, old: dict | None) -> None:
+        """What follows a stored create or update (the object as stored)."""
+
+    def before_delete(self, cluster: "Cluster", obj: dict) -> None:
+        """Admission on delete (raise to refuse)."""
+
+    def on_terminating(self, cluster: "Cluster", obj: dict) -> None:
+        """Changes to an object being marked for deletion, before it is stored so."""
+
+    def after_terminating(self, cluster: "Cluster", obj: dict) -> None:
+        """What follows an object's being marked for deletion."""
+
+    def after_delete(self, cluster: "Cluster", obj: dict) -> None:
+        """What follows an object's removal (its final state)."""
+
 
 def json_copy(value: Any) -> Any:
     """A deep copy of a JSON value, through orjson (ten times copy.deepcopy's speed)."""
@@ -98,46 +130,6 @@ class CustomResourceStrategy(Strategy):
 
     def warnings(self, obj: dict, old: dict | None) -> list[str]:
         return finalizer_warnings(obj, old)
-
-
-class DeviceConstraintsStrategy(CustomResourceStrategy):
-    """DeviceClaim, DevicePrivilegedClaim and DeviceClass: a CEL constraint whose estimated
-    worst-case cost exceeds DRA's limit is refused, as DRA's ``validateCELSelector`` does
-    (``Forbidden: too complex, exceeds cost limit``). Expressions that do not compile are left to
-    the allocator (ConstraintCompileError, ALLOCATOR.md rule 4); on update, expressions the old
-    object already had are not checked again (stored objects stay writable, as kube ratchets)."""
-
-    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
-        known = {expression for _, expression in constraints_of(old)} if old is not None else set()
-        return [
-            errors.FieldError("forbidden", path, "too complex, exceeds cost limit")
-            for path, expression in constraints_of(obj)
-            if expression not in known and _over_cost_limit(expression)
-        ]
-
-
-def constraints_of(obj: dict) -> list[tuple[str, str]]:
-    """(field path, expression) of every CEL constraint in a claim or class."""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    found = [("spec.constraints", spec.get("constraints"))]
-    for index, entry in enumerate(spec.get("claims") or []):
-        if not isinstance(entry, dict):
-            continue
-        found.append((f"spec.claims[{index}].constraints", entry.get("constraints")))
-        for alternative, detail in enumerate(entry.get("oneOf") or []):
-            if isinstance(detail, dict):
-                found.append((f"spec.claims[{index}].oneOf[{alternative}].constraints", detail.get("constraints")))
-    return [(path, expression) for path, expression in found if isinstance(expression, str)]
-
-
-def _over_cost_limit(expression: str) -> bool:
-    try:
-        cel.compile(expression)
-    except cel.CostLimitExceeded:
-        return True
-    except cel.CompileError:
-        return False
-    return False
 
 
 # Finalizers kube-apiserver knows without a domain (core's standardFinalizers).
@@ -168,41 +160,6 @@ def finalizer_errors(obj: dict) -> list[errors.FieldError]:
 def _finalizers(obj: dict) -> list[str]:
     finalizers = (obj.get("metadata") or {}).get("finalizers") or ()
     return [name for name in finalizers if isinstance(name, str)]
-
-
-class CustomResourceDefinitionStrategy(CustomResourceStrategy):
-    typed = True
-
-    def warnings(self, obj: dict, old: dict | None) -> list[str]:
-        return []  # a CRD is not a custom resource: apiextensions' CRD strategy warns about other things
-
-    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
-        from mockapi.schema import crd as crd_validation
-
-        problems = crd_validation.validate_crd(obj)
-        if old is not None:
-            for path in (("group",), ("scope",)):
-                if obj.get("spec", {}).get(path[0]) != old.get("spec", {}).get(path[0]):
-                    problems.append(errors.FieldError("invalid", f"spec.{path[0]}", "field is immutable", value=obj["spec"].get(path[0])))
-        return problems
-
-
-class NamespaceStrategy(Strategy):
-    name_rule = "label"
-    return_deleted_object = True
-
-    def prepare_for_create(self, obj: dict) -> None:
-        obj["status"] = {"phase": "Active"}
-        spec = obj.setdefault("spec", {})
-        spec["finalizers"] = spec.get("finalizers") or ["kubernetes"]
-        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
-
-    def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
-        new = super().prepare_for_update(new, old, subresource=subresource)
-        if subresource != "finalize":
-            new["spec"] = copy.deepcopy(old.get("spec", {}))
-        new["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = new["metadata"]["name"]
-        return new
 
 
 class ConfigMapStrategy(Strategy):
@@ -431,31 +388,6 @@ class EventStrategy(Strategy):
         if involved.get("namespace") and involved["namespace"] != namespace:
             return [errors.FieldError("invalid", "involvedObject.namespace", "does not match event.namespace", value=involved["namespace"])]
         return []
-
-
-_BUILTIN: dict[tuple[str, str], type[Strategy]] = {
-    ("", "Namespace"): NamespaceStrategy,
-    ("", "ConfigMap"): ConfigMapStrategy,
-    ("", "Secret"): SecretStrategy,
-    ("", "Pod"): PodStrategy,
-    ("", "Node"): NodeStrategy,
-    ("", "Event"): EventStrategy,
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy,
-}
-
-
-_DEVICE_GROUP = "devmgmtproto.k8s.io"
-_CUSTOM: dict[tuple[str, str], type[Strategy]] = {
-    (_DEVICE_GROUP, "DeviceClaim"): DeviceConstraintsStrategy,
-    (_DEVICE_GROUP, "DevicePrivilegedClaim"): DeviceConstraintsStrategy,
-    (_DEVICE_GROUP, "DeviceClass"): DeviceConstraintsStrategy,
-}
-
-
-def for_type(rt: ResourceType) -> Strategy:
-    if rt.builtin:
-        return _BUILTIN.get((rt.group, rt.kind), Strategy)(rt)
-    return _CUSTOM.get((rt.group, rt.kind), CustomResourceStrategy)(rt)
 
 
 def get_path(obj: Any, path: str) -> Any:

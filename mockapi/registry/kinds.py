@@ -1,0 +1,31 @@
+"""Which strategy each kind has: the one table, so the strategy modules need not know each other."""
+
+from __future__ import annotations
+
+from mockapi.gvk import ResourceType
+from mockapi.registry import crds, devices, namespaces
+from mockapi.registry.strategy import (
+    ConfigMapStrategy, CustomResourceStrategy, EventStrategy, NodeStrategy, PodStrategy, SecretStrategy, Strategy,
+)
+
+_BUILTIN: dict[tuple[str, str], type[Strategy]] = {
+    ("", "Namespace"): namespaces.NamespaceStrategy,
+    ("", "ConfigMap"): ConfigMapStrategy,
+    ("", "Secret"): SecretStrategy,
+    ("", "Pod"): PodStrategy,
+    ("", "Node"): NodeStrategy,
+    ("", "Event"): EventStrategy,
+    (crds.GROUP, crds.KIND): crds.CustomResourceDefinitionStrategy,
+}
+
+_CUSTOM: dict[tuple[str, str], type[Strategy]] = {
+    (devices.GROUP, "DeviceClaim"): devices.DeviceConstraintsStrategy,
+    (devices.GROUP, "DevicePrivilegedClaim"): devices.DevicePrivilegedClaimStrategy,
+    (devices.GROUP, "DeviceClass"): devices.DeviceConstraintsStrategy,
+}
+
+
+def for_type(rt: ResourceType) -> Strategy:
+    if rt.builtin:
+        return _BUILTIN.get((rt.group, rt.kind), Strategy)(rt)
+    return _CUSTOM.get((rt.group, rt.kind), CustomResourceStrategy)(rt)
