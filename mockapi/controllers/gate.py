@@ -12,7 +12,7 @@ How the allocator uses it (all calls inside the server's event loop; nothing her
 
     gate.bind(queue.add)                    # once, at start: how a parked claim comes back
     ...
-    key = gate.ClaimKey("deviceclaims", namespace, name)
+    key = ClaimKey(namespace, name)         # mockapi.controllers.keys, the one claim key
     if not gate.admit(key):                 # before each attempt at a claim that is not allocated
         continue                            # parked: the gate calls queue.add(key) when it may go
     started = time.perf_counter()
@@ -31,35 +31,11 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Callable
 
+from mockapi.controllers.keys import ClaimKey
+
 MODES = ("immediate", "delay", "manual")
-CLAIM_RESOURCES = ("deviceclaims", "deviceprivilegedclaims")
-
-
-@dataclass(frozen=True, order=True)
-class ClaimKey:
-    resource: str  # "deviceclaims" or "deviceprivilegedclaims"
-    namespace: str
-    name: str
-
-    def __str__(self) -> str:
-        prefix = "" if self.resource == "deviceclaims" else f"{self.resource}/"
-        return f"{prefix}{self.namespace}/{self.name}"
-
-    def to_dict(self) -> dict:
-        return {"resource": self.resource, "namespace": self.namespace, "name": self.name}
-
-    @classmethod
-    def parse(cls, text: str) -> "ClaimKey":
-        """``NAMESPACE/NAME`` (a DeviceClaim) or ``RESOURCE/NAMESPACE/NAME``."""
-        parts = text.split("/")
-        if len(parts) == 2:
-            parts.insert(0, "deviceclaims")
-        if len(parts) != 3 or not all(parts) or parts[0] not in CLAIM_RESOURCES:
-            raise ValueError(f"a claim is NAMESPACE/NAME or RESOURCE/NAMESPACE/NAME with RESOURCE one of {', '.join(CLAIM_RESOURCES)}, not {text!r}")
-        return cls(*parts)
 
 
 Finished = Callable[[ClaimKey, str, float], None]

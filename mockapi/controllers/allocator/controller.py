@@ -156,7 +156,7 @@ class Allocator:
         if event_type == DELETED:
             self.queue.forget(key)
             if self.gate is not None:
-                self.gate.forget(_gate_key(key))
+                self.gate.forget(key)
         elif needs_action(change.old, obj):
             self.queue.add(key, priority(obj))
         if change.freed:
@@ -176,7 +176,7 @@ class Allocator:
             plan = await self._cycle(claim)
             if self.gate is not None:
                 reason = plan.failure.reason if plan.failure else kinds.ALLOCATED
-                self.gate.finished(_gate_key(key), reason=reason, seconds=self.clock.monotonic() - started)
+                self.gate.finished(key, reason=reason, seconds=self.clock.monotonic() - started)
             if plan.failure is None:
                 await self._allocate(key, claim, plan)
             else:
@@ -201,18 +201,16 @@ class Allocator:
 
     def _admitted(self, key: ClaimKey) -> bool:
         """Whether the gate lets this attempt go ahead (if not, it requeues the claim later)."""
-        return self.gate is None or self.gate.admit(_gate_key(key))
+        return self.gate is None or self.gate.admit(key)
 
-    def _released(self, released: gates.ClaimKey) -> None:
-        kind = kinds.CLAIMS.kind if released.resource == "deviceclaims" else kinds.PRIVILEGED_CLAIMS.kind
-        key = ClaimKey(released.namespace, released.name, kind)
+    def _released(self, key: ClaimKey) -> None:
         record = self.cache.claims.get(key)
         if record is not None:
             self.queue.add(key, _priority_of(key, record))
 
     async def _read(self, key: ClaimKey) -> dict | None:
         try:
-            claim = await self.client.get(key.resource, key.namespace, key.name)
+            claim = await self.client.get(key.api_kind, key.namespace, key.name)
         except errors.StatusError as exc:
             if exc.code != 404:
                 raise
@@ -250,7 +248,7 @@ class Allocator:
         try:
             if finalizer and kinds.FINALIZER not in (claim["metadata"].get("finalizers") or []):
                 claim = await self._set_finalizers(key, claim, (claim["metadata"].get("finalizers") or []) + [kinds.FINALIZER])
-            written = await self.client.update_status(key.resource, {**claim, "status": status_of(claim)})
+            written = await self.client.update_status(key.api_kind, {**claim, "status": status_of(claim)})
         except errors.StatusError as exc:
             if exc.code == 409:
                 self.queue.add(key, priority(claim))
@@ -264,7 +262,7 @@ class Allocator:
 
     async def _set_finalizers(self, key: ClaimKey, claim: dict, finalizers: list[str]) -> dict:
         patch = {"metadata": {"finalizers": finalizers, "resourceVersion": claim["metadata"]["resourceVersion"]}}
-        return await self.client.patch(key.resource, key.namespace, key.name, patch)
+        return await self.client.patch(key.api_kind, key.namespace, key.name, patch)
 
     async def _finalize(self, key: ClaimKey, claim: dict) -> None:
         """A deleted claim: its devices are free already (the cache saw the deletionTimestamp);
@@ -320,8 +318,3 @@ class Allocator:
             log.debug("cannot watch %s (%s); waiting for CRDs instead", kind, exc)
             if kind != kinds.CRDS:
                 self._ensure_watch(kinds.CRDS)
-
-
-def _gate_key(key: ClaimKey) -> gates.ClaimKey:
-    return gates.ClaimKey("deviceclaims" if key.kind == kinds.CLAIMS.kind else "deviceprivilegedclaims", key.namespace, key.name)
-

@@ -43,7 +43,7 @@ async def explain_with(client: Client, key: kinds.ClaimKey, *, policy: str = sco
         items, _ = await client.list(kind)
         for item in items:
             apply(ADDED, item)
-    claim = await client.get(key.resource, key.namespace, key.name)
+    claim = await client.get(key.api_kind, key.namespace, key.name)
     return explain(Planner(cache, policy=policy, limits=limits), claim)
 
 
@@ -51,7 +51,7 @@ async def explain_claim(allocator, client: Client, key: kinds.ClaimKey, *, polic
     """With a running (synced) allocator, from its cache and the claim as it is now; otherwise
     through ``client``. Raises the API's 404 when the claim does not exist."""
     if allocator is not None and allocator.synced.is_set():
-        claim = await client.get(key.resource, key.namespace, key.name)
+        claim = await client.get(key.api_kind, key.namespace, key.name)
         async with allocator.holding():  # off the event loop, with no cycle running (explain edits the ledger)
             return await allocator.planner.off_loop(explain, allocator.planner, claim)
     return await explain_with(client, key, policy=policy, limits=limits)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mockapi.client import Kind
+from mockapi.controllers.keys import ClaimKey  # noqa: F401  (the one claim key)
 
 API_VERSION = "devmgmtproto.k8s.io/v1alpha1"
 POOLS = Kind(API_VERSION, "DevicePool")
@@ -31,30 +32,6 @@ CONSTRAINT_COMPILE_ERROR = "ConstraintCompileError"
 CONSTRAINT_EVALUATION_ERROR = "ConstraintEvaluationError"
 CONFIG_NOT_FOUND = "ConfigNotFound"
 ALLOCATION_TIMEOUT = "AllocationTimeout"
-
-
-@dataclass(frozen=True, order=True, slots=True)
-class ClaimKey:
-    namespace: str
-    name: str
-    kind: str = CLAIMS.kind
-
-    @classmethod
-    def of(cls, claim: dict) -> "ClaimKey":
-        meta = claim["metadata"]
-        return cls(meta.get("namespace", ""), meta["name"], claim.get("kind") or CLAIMS.kind)
-
-    @property
-    def resource(self) -> Kind:
-        return CLAIM_KINDS[self.kind]
-
-    @property
-    def privileged(self) -> bool:
-        return self.kind == PRIVILEGED_CLAIMS.kind
-
-    def __str__(self) -> str:
-        prefix = "" if self.kind == CLAIMS.kind else f"{self.kind}/"
-        return f"{prefix}{self.namespace}/{self.name}"
 
 
 @dataclass(frozen=True)
