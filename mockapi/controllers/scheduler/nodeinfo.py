@@ -1,0 +1,146 @@
+"""What the scheduler knows about each node: kube's ``NodeInfo`` and the cycle's ``Snapshot``.
+
+A :class:`NodeInfo` holds the Node dict, the pods on it (bound, or assumed by a cycle that has not
+bound yet) and their requests summed — ``requested`` for fitting, ``non_zero_requested`` (kube's
+defaults for containers that request nothing) for scoring — next to ``allocatable`` from
+``status.allocatable``. A :class:`Snapshot` holds them by node name; adding a pod counts it at once,
+so the next cycle sees an assumed pod exactly as a bound one. Pods whose node is not known (yet)
+are kept aside and counted when it appears, as kube keeps "ghost" node infos.
+"""
+
+from __future__ import annotations
+
+from mockapi.controllers.scheduler import pods as pods_
+from mockapi.controllers.scheduler.pods import Resources
+
+
+class NodeInfo:
+    __slots__ = ("node", "name", "pods", "requested", "non_zero_requested", "allocatable", "_requests")
+
+    def __init__(self, node: dict | None, name: str = "") -> None:
+        self.name = name or (node or {}).get("metadata", {}).get("name", "")
+        self.pods: dict[str, dict] = {}
+        self.requested: Resources = {}
+        self.non_zero_requested: Resources = {}
+        self._requests: dict[str, tuple[Resources, Resources]] = {}
+        self.node = None
+        self.allocatable: Resources = {}
+        if node is not None:
+            self.set_node(node)
+
+    def set_node(self, node: dict) -> None:
+        self.node = node
+        self.allocatable = pods_.resource_list((node.get("status") or {}).get("allocatable"))
+
+    def add_pod(self, pod: dict) -> None:
+        key = pods_.key(pod)
+        if key in self.pods:
+            self.remove_pod(key)
+        wanted = (pods_.requests(pod), pods_.requests(pod, non_zero=True))
+        self.pods[key] = pod
+        self._requests[key] = wanted
+        _add(self.requested, wanted[0], 1)
+        _add(self.non_zero_requested, wanted[1], 1)
+
+    def remove_pod(self, key: str) -> bool:
+        if self.pods.pop(key, None) is None:
+            return False
+        wanted = self._requests.pop(key)
+        _add(self.requested, wanted[0], -1)
+        _add(self.non_zero_requested, wanted[1], -1)
+        return True
+
+    def labels(self) -> dict:
+        return ((self.node or {}).get("metadata") or {}).get("labels") or {}
+
+    def spec(self) -> dict:
+        return (self.node or {}).get("spec") or {}
+
+    def clone(self) -> "NodeInfo":
+        copy = NodeInfo(None, self.name)
+        copy.node, copy.allocatable = self.node, self.allocatable
+        copy.pods, copy._requests = dict(self.pods), dict(self._requests)
+        copy.requested, copy.non_zero_requested = dict(self.requested), dict(self.non_zero_requested)
+        return copy
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name!r}, pods={len(self.pods)}, requested={self.requested})"
+
+
+def _add(into: Resources, amounts: Resources, sign: int) -> None:
+    for name, value in amounts.items():
+        into[name] = into.get(name, 0) + sign * value
+
+
+def is_terminal(pod: dict) -> bool:
+    """Succeeded and Failed pods hold nothing on their node (kube's informer filters them out)."""
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+class Snapshot:
+    """Node infos by name, plus where each counted pod is."""
+
+    def __init__(self, nodes=(), pods=()) -> None:
+        self._infos: dict[str, NodeInfo] = {}
+        self.pod_node: dict[str, str] = {}  # pod key → the node it counts on
+        for node in nodes:
+            self.set_node(node)
+        for pod in pods:
+            self.add_pod(pod)
+
+    # ---------------------------------------------------------------- nodes
+    def set_node(self, node: dict) -> NodeInfo:
+        name = node["metadata"]["name"]
+        info = self._infos.get(name)
+        if info is None:
+            info = self._infos[name] = NodeInfo(node)
+        else:
+            info.set_node(node)
+        return info
+
+    def remove_node(self, name: str) -> None:
+        info = self._infos.get(name)
+        if info is None:
+            return
+        if info.pods:
+            info.node = None  # pods stay counted until they go (kube's ghost node info)
+        else:
+            del self._infos[name]
+
+    # ----------------------------------------------------------------- pods
+    def add_pod(self, pod: dict, node_name: str = "") -> None:
+        """Count ``pod`` on ``node_name`` (default: its ``spec.nodeName``); moves it if counted elsewhere."""
+        node_name = node_name or (pod.get("spec") or {}).get("nodeName") or ""
+        if not node_name:
+            return
+        key = pods_.key(pod)
+        if self.pod_node.get(key, node_name) != node_name:
+            self.remove_pod(key)
+        info = self._infos.get(node_name)
+        if info is None:
+            info = self._infos[node_name] = NodeInfo(None, node_name)
+        info.add_pod(pod)
+        self.pod_node[key] = node_name
+
+    def remove_pod(self, pod: dict | str) -> bool:
+        key = pod if isinstance(pod, str) else pods_.key(pod)
+        node_name = self.pod_node.pop(key, None)
+        if node_name is None:
+            return False
+        info = self._infos[node_name]
+        info.remove_pod(key)
+        if info.node is None and not info.pods:
+            del self._infos[node_name]
+        return True
+
+    # -------------------------------------------------------------- reading
+    def get(self, name: str) -> NodeInfo | None:
+        info = self._infos.get(name)
+        return info if info is not None and info.node is not None else None
+
+    def node_infos(self) -> list[NodeInfo]:
+        """The known nodes, by name."""
+        return [self._infos[name] for name in sorted(self._infos) if self._infos[name].node is not None]
+
+    def __len__(self) -> int:
+        return sum(1 for info in self._infos.values() if info.node is not None)
