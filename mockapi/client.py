@@ -67,7 +67,7 @@ class Client(Protocol):
     async def update(self, kind: Kind, obj: dict) -> dict: ...
     async def update_status(self, kind: Kind, obj: dict) -> dict: ...
     async def patch(self, kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "") -> dict: ...  # JSON merge patch
-    async def delete(self, kind: Kind, namespace: str, name: str) -> None: ...
+    async def delete(self, kind: Kind, namespace: str, name: str, *, propagation_policy: str = "", grace_period_seconds: int | None = None) -> None: ...
     async def create_event(self, event: dict) -> None: ...
 
 
@@ -155,8 +155,9 @@ class LocalClient:
         written = self.registry.patch(self._rt(kind), namespace, name, self._rest.MERGE_PATCH, patch, self._write_options(), subresource=subresource)
         return orjson.loads(written.raw)
 
-    async def delete(self, kind: Kind, namespace: str, name: str) -> None:
-        self.registry.delete(self._rt(kind), namespace, name, self._options.DeleteOptions())
+    async def delete(self, kind: Kind, namespace: str, name: str, *, propagation_policy: str = "", grace_period_seconds: int | None = None) -> None:
+        opts = self._options.DeleteOptions(propagation_policy=propagation_policy, grace_period_seconds=grace_period_seconds)
+        self.registry.delete(self._rt(kind), namespace, name, opts)
 
     async def create_event(self, event: dict) -> None:
         await self.create(EVENTS, event)
@@ -321,8 +322,11 @@ class KubeClient:
     async def patch(self, kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "") -> dict:
         return await self._request("PATCH", await self._path(kind, namespace, name, subresource), body=patch, content_type=MERGE_PATCH)
 
-    async def delete(self, kind: Kind, namespace: str, name: str) -> None:
-        await self._request("DELETE", await self._path(kind, namespace, name))
+    async def delete(self, kind: Kind, namespace: str, name: str, *, propagation_policy: str = "", grace_period_seconds: int | None = None) -> None:
+        query = [("propagationPolicy", propagation_policy)] if propagation_policy else []
+        if grace_period_seconds is not None:
+            query.append(("gracePeriodSeconds", grace_period_seconds))
+        await self._request("DELETE", await self._path(kind, namespace, name), query=query)
 
     async def create_event(self, event: dict) -> None:
         await self.create(EVENTS, event)
