@@ -18,8 +18,8 @@ class Clock:
         self.now += seconds
 
 
-def node(name: str, *, cpu="4", memory="8Gi", pods=110, labels=None, taints=None, unschedulable=False, **extended) -> dict:
-    allocatable = {"cpu": cpu, "memory": memory, "pods": str(pods), **{k.replace("__", "/").replace("_", "-"): v for k, v in extended.items()}}
+def node(name: str, *, cpu="4", memory="8Gi", pods=110, labels=None, taints=None, unschedulable=False, extended=None) -> dict:
+    allocatable = {"cpu": cpu, "memory": memory, "pods": str(pods), **(extended or {})}
     spec = {}
     if taints:
         spec["taints"] = taints

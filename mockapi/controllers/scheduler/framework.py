@@ -316,7 +316,7 @@ class Framework:
         """:meth:`schedule_one`, then :meth:`assume` on the chosen node."""
         result = self.schedule_one(state, pod, snapshot)
         if isinstance(result, FitError):
-            return result, result.status or status_.unschedulable(result.message())
+            return result, result.status if result.status is not None else status_.unschedulable(result.message())
         return result, self.assume(state, pod, result.node, snapshot)
 
     # ---------------------------------------------------------- binding cycle

@@ -44,9 +44,6 @@ class Status:
         """This status, said by ``plugin`` (the framework stamps each plugin's status)."""
         return self if self.plugin == plugin else Status(self.code, self.reasons, plugin)
 
-    def __bool__(self) -> bool:  # a Status is never used as a boolean by accident
-        raise TypeError("use Status.success or Status.rejected")
-
 
 SUCCESS = Status()
 
