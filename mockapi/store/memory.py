@@ -14,23 +14,56 @@ watchers never awaits, so a slow watcher cannot block a writer.
 from __future__ import annotations
 
 import bisect
+import sys
 from collections import deque
 from typing import Callable, Hashable, Iterable, Iterator
 
 import orjson
 
 from mockapi import errors
-from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Predicate, Stored, Watcher
+from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Predicate, Stored, Watcher, untrack
 
 FieldIndexer = Callable[[dict], "tuple[str, ...] | None"]
 
 DEFAULT_HISTORY = 10_000
 DEFAULT_WATCHER_BUFFER = 10_000
+# Distinct label sets and selectable-field tuples shared between objects (PERF.md T11): pods of one
+# ReplicaSet carry one label set, most objects one of a few field tuples. At the bound the table
+# starts again, so it never holds more than a few MB after the objects are gone.
+_SHARED_LABELS_LIMIT = 16_384
+_SHARED_FIELDS_LIMIT = 4096
 
 
 def _compact(obj: dict) -> bytes:
     # orjson's result keeps its growth buffer (~2x the size); an exact-size copy halves the memory.
     return memoryview(orjson.dumps(obj)).tobytes()
+
+
+class _Shared:
+    """Equal values kept once, up to ``limit`` of them (then it starts again)."""
+
+    __slots__ = ("_values", "_limit")
+
+    def __init__(self, limit: int) -> None:
+        self._values: dict = {}
+        self._limit = limit
+
+    def get(self, key, make: Callable[[], object]):
+        value = self._values.get(key)
+        if value is None:
+            if len(self._values) >= self._limit:
+                self._values.clear()
+            value = self._values[key] = make()
+        return value
+
+
+def _interned(labels: dict) -> dict:
+    """A copy of interned strings (keys and values repeat across label sets; an interned string
+    lives as long as something holds it)."""
+    try:
+        return {sys.intern(key): sys.intern(value) for key, value in labels.items()}
+    except TypeError:  # not a string (a caller that skipped validation): a plain copy
+        return dict(labels)
 
 
 class _Bucket:
@@ -68,6 +101,8 @@ class Store:
         self._window_start = 0
         self._watchers: dict[Hashable, set[Watcher]] = {}
         self.watcher_buffer = watcher_buffer
+        self._label_sets = _Shared(_SHARED_LABELS_LIMIT)
+        self._fields = _Shared(_SHARED_FIELDS_LIMIT)
 
     # ------------------------------------------------------------------ reads
     @property
@@ -181,14 +216,27 @@ class Store:
         meta["resourceVersion"] = str(self._rv)
         if fields is not None:
             field_values = fields(obj)
-        return Stored(
+            if field_values is not None:
+                field_values = self._fields.get(field_values, lambda: field_values)
+        stored = Stored(
             _compact(obj),
             self._rv,
-            meta.get("namespace", ""),
+            sys.intern(meta.get("namespace", "")),
             meta["name"],
-            labels if labels is not None else (meta.get("labels") or None),
+            labels if labels is not None else self._labels(meta.get("labels")),
             field_values,
         )
+        untrack(stored)  # immutable values only: the cyclic collector never needs to walk it
+        return stored
+
+    def _labels(self, labels: dict | None) -> dict | None:
+        """The labels kept beside an object: one dict per distinct label set (None for none)."""
+        if not labels:
+            return None
+        try:
+            return self._label_sets.get((*labels, *labels.values()), lambda: _interned(labels))
+        except TypeError:  # an unhashable value (a caller that skipped validation): not shared
+            return dict(labels)
 
     def _bucket(self, resource: Hashable, namespace: str) -> _Bucket:
         buckets = self._buckets.setdefault(resource, {})

@@ -17,12 +17,35 @@ import orjson
 from mockapi.watchwire import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED, event_line  # noqa: F401 (re-exported)
 
 
+def _untracker() -> Callable[[object], None]:
+    """``PyObject_GC_UnTrack``: takes an object out of the cyclic collector's lists.
+
+    Only for objects that can never be part of a reference cycle: the collector then never walks
+    them (a full collection walks every tracked object). The collector untracks an exact tuple of
+    untracked members by itself, but never a tuple *subclass* such as :class:`Stored`, nor a
+    ``__slots__`` instance such as :class:`Event`. Where the C API cannot be reached (not CPython),
+    objects simply stay tracked."""
+    try:
+        import ctypes
+
+        untrack = ctypes.pythonapi.PyObject_GC_UnTrack
+    except (ImportError, AttributeError):  # pragma: no cover - not CPython
+        return lambda obj: None
+    untrack.argtypes = (ctypes.py_object,)
+    untrack.restype = None
+    return untrack
+
+
+untrack = _untracker()
+
+
 class Stored(NamedTuple):
     """One stored object version: canonical bytes plus the parsed facts selectors need.
 
-    A tuple, not a class instance: once the cyclic GC has seen one (its fields are bytes, strings,
-    a dict of strings and a tuple of strings), it stops tracking it, so 100,000 stored objects do
-    not make every full collection walk 100,000 more objects (PERF.md T11)."""
+    A tuple of immutable values (bytes, an int, strings, a dict of strings, a tuple of strings)
+    that never refers back to anything: the store takes each one out of the cyclic collector's
+    lists (:func:`untrack`), so 100,000 stored objects add nothing to a full collection (PERF.md
+    T11). ``labels`` and ``fields`` may be shared between objects: never change them."""
 
     raw: bytes
     rv: int
@@ -48,6 +71,7 @@ class Event:
         self.obj = obj
         self.prev = prev
         self._lines: dict[str, bytes] | None = None
+        untrack(self)  # refers to a resource key, Stored values and a dict of bytes: never a cycle
 
     @property
     def rv(self) -> int:
