@@ -165,14 +165,16 @@ class SchedulingQueue:
         self._unschedulable[info.key] = info
         return "unschedulable"
 
-    def add_backoff(self, info: QueuedPod) -> None:
-        """An error (not a verdict on the nodes): retry after the backoff (kube puts errored pods in backoffQ)."""
+    def add_backoff(self, info: QueuedPod) -> str:
+        """An error (not a verdict on the nodes): retry after the backoff (kube puts errored pods
+        in backoffQ). Returns "backoff", or "" when the pod was deleted meanwhile."""
         self._in_flight_events.pop(info.key, None)
         if self._in_flight.pop(info.key, None) is None:
-            return
+            return ""
         self._start_backoff(info)
         self._backoff[info.key] = info
         self._ready.set()
+        return "backoff"
 
     def flush(self) -> None:
         """Move what is due: expired backoffs to activeQ, and pods parked for longer than
