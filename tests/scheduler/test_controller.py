@@ -3,6 +3,7 @@ requeue on a helpful event, preemption, gangs, and profiles."""
 
 import asyncio
 
+from mockapi.clock import FakeClock
 from mockapi.controllers.scheduler import config
 from mockapi.controllers.scheduler.controller import Scheduler
 from tests.scheduler.builders import node, pod
@@ -67,11 +68,12 @@ def test_an_unschedulable_pod_gets_kubes_condition_and_event_then_binds_when_a_n
         await until(lambda: condition(fake, "p") is not None)
         failed = condition(fake, "p")
         event = fake.events[-1]
+        scheduler.clock.advance(1)  # the pod's first backoff is over
         fake.put(NODES, node("b"))
         await until(lambda: fake.bindings == [("default/p", "b")])
         return failed, event
 
-    failed, event = run(scenario)
+    failed, event = run(scenario, clock=FakeClock())
     message = "0/3 nodes are available: 3 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     assert (failed["status"], failed["reason"], failed["message"]) == ("False", "Unschedulable", message)
     assert (event["type"], event["reason"], event["message"]) == ("Warning", "FailedScheduling", message)
@@ -126,10 +128,13 @@ def test_a_higher_priority_pod_preempts_and_is_nominated_then_bound():
         fake.put(NODES, node("a", cpu="2"))
         fake.put(PODS, pod("low", cpu="2", priority=1, node_name="a"))
         fake.put(PODS, pod("high", cpu="2", priority=100))
+        await until(lambda: fake.pod("default", "low") is None and fake.pod("default", "high")["status"].get("nominatedNodeName"))
+        scheduler.clock.advance(1)
+        scheduler.queue.flush()
         await until(lambda: fake.bindings == [("default/high", "a")])
         return [w for w in fake.writes if w[0] == "delete"], fake.reasons("low"), fake.pod("default", "high")["status"].get("nominatedNodeName")
 
-    deletes, low_events, nominated = run(scenario)
+    deletes, low_events, nominated = run(scenario, clock=FakeClock())
     assert deletes == [("delete", "Pod", "default", "low")]
     assert low_events == ["Preempted"] and nominated == "a"
 

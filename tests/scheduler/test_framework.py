@@ -190,3 +190,15 @@ def test_an_error_in_pre_filter_is_an_error_not_a_verdict():
 def test_a_pod_for_no_node_lists_zero_nodes():
     result = schedule(Framework(), Snapshot(), pod("p"))
     assert result.message() == "0/0 nodes are available: preemption: 0/0 nodes are available: ."
+
+
+def test_room_made_by_preemption_is_kept_for_the_nominated_pod():
+    snapshot = Snapshot([node("a", cpu="2")])
+    snapshot.nominate(pod("high", cpu="2", priority=10), "a")
+    fwk = Framework()
+    low = schedule(fwk, snapshot, pod("low", cpu="1", priority=1, spec={"preemptionPolicy": "Never"}))
+    assert isinstance(low, FitError) and low.message().startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert schedule(fwk, snapshot, pod("higher", cpu="1", priority=20)).node == "a"
+    high = pod("high", cpu="2", priority=10)
+    assert schedule(fwk, snapshot, high).node == "a"
+    assert fwk.assume(CycleState(), high, "a", snapshot).success and snapshot.nominated == {}

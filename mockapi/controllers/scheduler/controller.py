@@ -119,6 +119,7 @@ class Scheduler:
                 self.queue.on_event(events.POD_ADD)
         elif pod["metadata"].get("deletionTimestamp") or not self.responsible_for(pod):
             self.queue.delete(key)
+            self.snapshot.forget_nomination(key)
         elif key not in self._binding:
             if event_type == ADDED:
                 self.queue.on_event(events.ClusterEvent(events.POD, events.ADD, "UnscheduledPodAdd"))
@@ -126,6 +127,7 @@ class Scheduler:
 
     def _forget(self, key: str, pod: dict) -> None:
         self.queue.delete(key)
+        self.snapshot.forget_nomination(key)
         for fwk in self.frameworks.values():
             fwk.reject_waiting_pod(key, "", "pod deleted")
         if self.snapshot.remove_pod(key):
@@ -198,6 +200,7 @@ class Scheduler:
             return
         nominated = error.nominated_node
         if nominated:
+            self.snapshot.nominate(info.pod, nominated)
             await self._evict(error.victims, info.pod, nominated)
         if not self.queue.add_unschedulable(info, error.diagnosis.unschedulable_plugins):
             return  # deleted meanwhile: nothing to report

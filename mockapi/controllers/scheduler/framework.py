@@ -231,7 +231,14 @@ class Framework:
         return feasible
 
     def run_filters(self, state: CycleState, pod: dict, info: NodeInfo) -> Status:
-        """Every Filter plugin on one node, stopping at the first that does not succeed."""
+        """Every Filter plugin on one node, stopping at the first that does not succeed. Pods
+        nominated to the node with at least this pod's priority count as if there already (kube's
+        ``RunFilterPluginsWithNominatedPods``)."""
+        nominated = self.snapshot.nominated_on(info.name, at_least=pods_.priority(pod), besides=pods_.key(pod)) if self.snapshot else []
+        if nominated:
+            info = info.clone()
+            for other in nominated:
+                info.add_pod(other)
         for p in self.points["filter"]:
             if p.NAME in state.skip_filter:
                 continue
@@ -279,6 +286,7 @@ class Framework:
     def assume(self, state: CycleState, pod: dict, node_name: str, snapshot: Snapshot) -> Status:
         """Count the pod on the node at once, then Reserve and Permit. Success or Wait: go on to
         :meth:`bind`; anything else has been undone already (Unreserve, forgotten)."""
+        self.snapshot = snapshot
         assumed = copy.copy(pod)
         assumed["spec"] = {**(pod.get("spec") or {}), "nodeName": node_name}
         snapshot.add_pod(assumed, node_name)

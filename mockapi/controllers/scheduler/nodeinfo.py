@@ -83,6 +83,7 @@ class Snapshot:
     def __init__(self, nodes=(), pods=()) -> None:
         self._infos: dict[str, NodeInfo] = {}
         self.pod_node: dict[str, str] = {}  # pod key → the node it counts on
+        self.nominated: dict[str, tuple[dict, str]] = {}  # pod key → (pod, node) preemption made room on
         for node in nodes:
             self.set_node(node)
         for pod in pods:
@@ -121,6 +122,20 @@ class Snapshot:
             info = self._infos[node_name] = NodeInfo(None, node_name)
         info.add_pod(pod)
         self.pod_node[key] = node_name
+        self.nominated.pop(key, None)
+
+    # ---------------------------------------------------------- nominations
+    def nominate(self, pod: dict, node_name: str) -> None:
+        """``pod`` will go to ``node_name`` once its victims are gone: lower-priority pods must not
+        take that room meanwhile (kube's nominator)."""
+        self.nominated[pods_.key(pod)] = (pod, node_name)
+
+    def forget_nomination(self, key: str) -> None:
+        self.nominated.pop(key, None)
+
+    def nominated_on(self, node_name: str, *, at_least: int, besides: str) -> list[dict]:
+        """Pods nominated to ``node_name`` with priority ≥ ``at_least``, other than ``besides``."""
+        return [p for key, (p, name) in self.nominated.items() if name == node_name and key != besides and pods_.priority(p) >= at_least]
 
     def remove_pod(self, pod: dict | str) -> bool:
         key = pod if isinstance(pod, str) else pods_.key(pod)
