@@ -30,6 +30,7 @@ _CAUSE = {
     "invalid": ("FieldValueInvalid", "Invalid value"),
     "not_supported": ("FieldValueNotSupported", "Unsupported value"),
     "duplicate": ("FieldValueDuplicate", "Duplicate value"),
+    "not_found": ("FieldValueNotFound", "Not found"),
     "forbidden": ("FieldValueForbidden", "Forbidden"),
     "too_long": ("FieldValueTooLong", "Too long"),
     "too_many": ("FieldValueTooMany", "Too many"),

@@ -12,7 +12,8 @@ from mockapi import errors
 from mockapi.clock import FakeClock, SequentialUIDs
 from mockapi.registry import rest
 from mockapi.registry.options import WriteOptions
-from mockapi.registry.strategy import MAX_SECRET_SIZE, container_port_errors, port_name_errors
+from mockapi.registry.pods import container_port_errors, port_name_errors
+from mockapi.registry.strategy import MAX_SECRET_SIZE
 
 MIB = 1024 * 1024
 

@@ -120,6 +120,14 @@ def _by_priority(versions: list[str]) -> list[str]:
     return sorted(versions, key=key)
 
 
+# Subresources of core kinds beyond the CRD-style status: (plural) → [(subresource, kind, verbs)].
+_CORE_EXTRA = {"pods": [("binding", "Binding", ["create"])]}
+
+
+def _extra(rt: ResourceType) -> list[tuple[str, str, list[str]]]:
+    return _CORE_EXTRA.get(rt.plural, []) if rt.builtin and not rt.group else []
+
+
 def _legacy_resources(rt: ResourceType) -> list[dict]:
     main = {"name": rt.plural, "singularName": rt.singular, "namespaced": rt.namespaced, "kind": rt.kind, "verbs": VERBS}
     if rt.short_names:
@@ -129,6 +137,9 @@ def _legacy_resources(rt: ResourceType) -> list[dict]:
     entries = [main]
     for sub in sorted(rt.subresources):
         entries.append({"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced, "kind": rt.kind, "verbs": SUBRESOURCE_VERBS})
+    for sub, kind, verbs in _extra(rt):
+        entries.append({"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced, "kind": kind, "verbs": verbs})
+    entries.sort(key=lambda e: e["name"])
     return entries
 
 
@@ -145,6 +156,8 @@ def _aggregated_resource(rt: ResourceType) -> dict:
         resource["shortNames"] = list(rt.short_names)
     if rt.categories:
         resource["categories"] = list(rt.categories)
-    if rt.subresources:
-        resource["subresources"] = [{"subresource": s, "responseKind": kind, "verbs": SUBRESOURCE_VERBS} for s in sorted(rt.subresources)]
+    subresources = [{"subresource": s, "responseKind": kind, "verbs": SUBRESOURCE_VERBS} for s in sorted(rt.subresources)]
+    subresources += [{"subresource": s, "responseKind": {"group": "", "version": "", "kind": k}, "verbs": v} for s, k, v in _extra(rt)]
+    if subresources:
+        resource["subresources"] = sorted(subresources, key=lambda e: e["subresource"])
     return resource

@@ -29,7 +29,9 @@ HANDLERS: dict[str, verbs.Handler] = {
     "delete": verbs.delete,
     "deletecollection": verbs.delete_collection,
 }
-SUBRESOURCE_VERBS = {"status": ("get", "update", "patch"), "finalize": ("update",)}
+SUBRESOURCE_VERBS = {"status": ("get", "update", "patch"), "finalize": ("update",), "binding": ("create",)}
+# Subresources of core kinds that no CRD-style declaration names: namespaces/finalize, pods/binding.
+_CORE_SUBRESOURCES = {("namespaces", "finalize"), ("pods", "binding")}
 # The methods kube-apiserver routes on each URL shape; any other gets go-restful's 405.
 COLLECTION_METHODS = frozenset({"GET", "POST", "DELETE"})
 ITEM_METHODS = frozenset({"GET", "PUT", "PATCH", "DELETE"})
@@ -86,7 +88,7 @@ class KubeAPI:
             raise _not_found()
         if info.subresource:
             allowed = SUBRESOURCE_VERBS.get(info.subresource, ())
-            if info.subresource not in rt.subresources and not (info.subresource == "finalize" and rt.plural == "namespaces" and not rt.group):
+            if info.subresource not in rt.subresources and not (rt.builtin and not rt.group and (rt.plural, info.subresource) in _CORE_SUBRESOURCES):
                 raise _not_found()
             if info.verb not in allowed:
                 raise errors.method_not_allowed()

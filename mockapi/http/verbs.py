@@ -121,6 +121,9 @@ async def create(call: Call) -> None:
     body = await call.decoded_body(opts)
     if body is None:
         raise errors.bad_request("the request body is empty: expected an object")
+    if call.info.subresource == "binding":
+        await responses.send_bytes(call.send, 201, call.registry.bind(call.rt, call.namespace, call.info.name, body, opts))
+        return
     await _send_written(call, call.registry.create(call.rt, call.namespace, body, opts), opts)
 
 

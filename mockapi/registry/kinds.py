@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from mockapi.gvk import ResourceType
-from mockapi.registry import crds, devices, namespaces
+from mockapi.registry import crds, devices, namespaces, pods
 from mockapi.registry.strategy import (
-    ConfigMapStrategy, CustomResourceStrategy, EventStrategy, NodeStrategy, PodStrategy, SecretStrategy, Strategy,
+    ConfigMapStrategy, CustomResourceStrategy, EventStrategy, NodeStrategy, SecretStrategy, Strategy,
 )
 
 _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): namespaces.NamespaceStrategy,
     ("", "ConfigMap"): ConfigMapStrategy,
     ("", "Secret"): SecretStrategy,
-    ("", "Pod"): PodStrategy,
+    ("", "Pod"): pods.PodStrategy,
     ("", "Node"): NodeStrategy,
     ("", "Event"): EventStrategy,
     (crds.GROUP, crds.KIND): crds.CustomResourceDefinitionStrategy,
@@ -22,6 +22,7 @@ _CUSTOM: dict[tuple[str, str], type[Strategy]] = {
     (devices.GROUP, "DeviceClaim"): devices.DeviceConstraintsStrategy,
     (devices.GROUP, "DevicePrivilegedClaim"): devices.DevicePrivilegedClaimStrategy,
     (devices.GROUP, "DeviceClass"): devices.DeviceConstraintsStrategy,
+    (devices.GROUP, "DeviceClaimTemplate"): devices.DeviceClaimTemplateStrategy,
 }
 
 

@@ -9,6 +9,7 @@ kinds, namespaces deleting their content) get a narrow :class:`~mockapi.registry
 
 from __future__ import annotations
 
+import datetime
 import random
 import sys
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import orjson
 from mockapi import clock as clocks
 from mockapi import decoding, errors, fieldmanager, patch
 from mockapi.gvk import ResourceType
-from mockapi.registry import conversion, crds, kinds, namespaces
+from mockapi.registry import conversion, crds, kinds, namespaces, pods
 from mockapi.registry import strategy as strategies
 from mockapi.registry.cluster import Cluster
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
@@ -36,6 +37,7 @@ CUSTOM_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
 ALL_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 
 _TYPE_META = ("apiVersion", "kind", "metadata")
+ORPHAN, FOREGROUND = "orphan", "foregroundDeletion"  # the garbage collector's finalizers
 _SYSTEM_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds")
 _OMIT_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
@@ -68,6 +70,8 @@ class Registry:
         self._schemas_since = store.resource_version
         self._single_schema: dict[ResourceType, bool] = {}
         types.on_change(self._schemas_changed)
+        # pods bound to a node are deleted gracefully, for a kubelet to end (the simulated kubelet runs)
+        self.kubelet = False
         self.cluster = Cluster(store=store, types=types, now=self.now, delete=self._delete_quietly, write=self._write, remove=self._remove)
 
     # ----------------------------------------------------------------- helpers
@@ -334,7 +338,7 @@ class Registry:
         strategy.before_store(self.cluster, obj, old)
         if opts.dry_run:
             return Written(orjson.dumps(obj))
-        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds"):
             stored = self.store.delete(rt.group_resource, current.namespace, current.name, final=conversion.to_storage(rt, obj))
             self._deleted(rt, obj)
             return Written(conversion.served(rt, stored.raw))
@@ -394,6 +398,17 @@ class Registry:
         else:
             new["metadata"].pop("managedFields", None)
 
+    # ----------------------------------------------------------------- binding
+    def bind(self, rt: ResourceType, namespace: str, name: str, body: Any, opts: WriteOptions) -> bytes:
+        """``POST pods/{name}/binding``: the pod gets its node (kube's BindingREST); a Success Status."""
+        if not (rt.builtin and rt.kind == "Pod"):
+            raise errors.not_found(rt.group_resource, name)
+        current = self.get(rt, namespace, name)
+        pod = pods.bind(current.load(), body, name, self.now())
+        if not opts.dry_run:
+            self._write(rt, pod)
+        return orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
+
     # ------------------------------------------------------------------ delete
     def delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> tuple[Written, bool]:
         """Delete or mark for deletion. Returns (the object, whether it is gone now)."""
@@ -414,18 +429,30 @@ class Registry:
         strategy.before_delete(self.cluster, obj)
         if opts.dry_run:
             return Written(current.raw), False
-        if meta.get("finalizers") or strategy.defers_delete:
-            return self._mark_deleted(rt, current, obj), False
+        finalizers = _propagation_finalizers(meta.get("finalizers") or [], opts.propagation_policy)
+        changed = finalizers != (meta.get("finalizers") or [])
+        if changed:
+            meta["finalizers"] = finalizers
+        grace = strategy.deletion_grace(obj, opts.grace_period_seconds, kubelet=self.kubelet)
+        if finalizers or strategy.defers_delete or grace:
+            return self._mark_deleted(rt, current, obj, grace=grace, changed=changed), False
         stored = self.store.delete(rt.group_resource, current.namespace, current.name)
         self._deleted(rt, obj)
         return Written(conversion.served(rt, stored.raw)), True
 
-    def _mark_deleted(self, rt: ResourceType, current: Stored, obj: dict) -> Written:
+    def _mark_deleted(self, rt: ResourceType, current: Stored, obj: dict, *, grace: int = 0, changed: bool = False) -> Written:
         meta = obj["metadata"]
         if meta.get("deletionTimestamp"):
-            return Written(current.raw)
-        meta["deletionTimestamp"] = self.now()
-        meta["deletionGracePeriodSeconds"] = 0
+            # already terminating: a DELETE may still change the GC finalizers or shorten the grace
+            shorter = grace < (meta.get("deletionGracePeriodSeconds") or 0)
+            if not changed and not shorter:
+                return Written(current.raw)
+            if shorter:
+                meta["deletionTimestamp"] = self._after(grace)
+                meta["deletionGracePeriodSeconds"] = grace
+            return Written(conversion.served(rt, self._write(rt, obj).raw))
+        meta["deletionTimestamp"] = self._after(grace)
+        meta["deletionGracePeriodSeconds"] = grace
         if self.strategy(rt).tracks_generation:
             meta["generation"] = meta.get("generation", 0) + 1
         strategy = self.strategy(rt)
@@ -433,6 +460,11 @@ class Registry:
         stored = self._write(rt, obj)
         strategy.after_terminating(self.cluster, obj)
         return Written(conversion.served(rt, stored.raw))
+
+    def _after(self, seconds: int) -> str:
+        if not seconds:
+            return self.now()
+        return clocks.rfc3339(self.clock.now() + datetime.timedelta(seconds=seconds))
 
     # ------------------------------------------------- what hooks may do (Cluster)
     def _write(self, rt: ResourceType, obj: dict) -> Stored:
@@ -530,6 +562,20 @@ class Registry:
         if problems:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name") or obj["metadata"].get("generateName", ""), problems)
         opts.warnings.extend(strategy.warnings(obj, old))
+
+
+def _propagation_finalizers(finalizers: list[str], policy: str) -> list[str]:
+    """The garbage collector's finalizers a DELETE's propagationPolicy asks for (kube's
+    ``deletionFinalizersForGarbageCollection``): Orphan → ``orphan``, Foreground →
+    ``foregroundDeletion``, Background → neither; no policy keeps what is there."""
+    if not policy:
+        return list(finalizers)
+    kept = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    if policy == "Orphan":
+        kept.append(ORPHAN)
+    elif policy == "Foreground":
+        kept.append(FOREGROUND)
+    return kept
 
 
 def _same_json(a: Any, b: Any) -> bool:

@@ -85,6 +85,11 @@ class Strategy:
     # Lifecycle hooks: no-ops unless the kind has a controller or admission rule of its own.
     defers_delete = False  # DELETE marks the object Terminating even without finalizers (namespaces)
 
+    def deletion_grace(self, obj: dict, grace: int | None, *, kubelet: bool) -> int:
+        """Seconds a DELETE leaves the object terminating before it goes (pods on a node: their
+        kubelet's time); 0 removes it at once, finalizers aside."""
+        return 0
+
     def admit(self, cluster: "Cluster", obj: dict) -> None:
         """Admission on create, after validation (raise a StatusError to refuse)."""
 
@@ -250,123 +255,6 @@ def _immutable(obj: dict, old: dict | None, fields: tuple[str, ...]) -> list[err
     if not obj.get("immutable"):
         problems.append(errors.FieldError("forbidden", "immutable", "field is immutable when `immutable` is set"))
     return problems
-
-
-class PodStrategy(Strategy):
-    return_deleted_object = True
-
-    def prepare_for_create(self, obj: dict) -> None:
-        _default_port_protocols(obj)
-        obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
-
-    def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
-        _default_port_protocols(new)
-        return super().prepare_for_update(new, old, subresource=subresource)
-
-    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-        problems = []
-        for field in ("containers", "initContainers"):  # validatePodSpec's order
-            containers = [c if isinstance(c, dict) else {} for c in spec.get(field) or []]
-            for i, container in enumerate(containers):
-                problems += container_port_errors(container.get("ports"), f"spec.{field}[{i}].ports")
-            if field == "containers":
-                problems += host_port_conflicts(containers, "spec.containers")
-        return problems
-
-
-def _default_port_protocols(pod: dict) -> None:
-    """SetDefaults_ContainerPort: an empty protocol is TCP (the schema default covers a missing one)."""
-    spec = pod.get("spec")
-    if not isinstance(spec, dict):
-        return
-    for field in ("initContainers", "containers"):
-        containers = spec.get(field)
-        for container in containers if isinstance(containers, list) else ():
-            ports = container.get("ports") if isinstance(container, dict) else None
-            for port in ports if isinstance(ports, list) else ():
-                if isinstance(port, dict) and port.get("protocol") == "":
-                    port["protocol"] = "TCP"
-
-
-_PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
-_PORT_RANGE = "must be between 1 and 65535, inclusive"
-
-
-def container_port_errors(ports: Any, path: str) -> list[errors.FieldError]:
-    """kube's validateContainerPorts: IANA_SVC_NAME names unique within the container,
-    containerPort and hostPort (when set) in 1-65535. The protocol enum is the schema's."""
-    problems: list[errors.FieldError] = []
-    names: set[str] = set()
-    for i, port in enumerate(ports if isinstance(ports, list) else []):
-        if not isinstance(port, dict):
-            continue
-        at = f"{path}[{i}]"
-        name = port.get("name")
-        if isinstance(name, str) and name:
-            found = port_name_errors(name)
-            problems += [errors.FieldError("invalid", f"{at}.name", msg, value=name) for msg in found]
-            if not found and name in names:
-                problems.append(errors.FieldError("duplicate", f"{at}.name", value=name))
-            names.add(name)
-        number = port.get("containerPort")
-        if number == 0:
-            problems.append(errors.FieldError("required", f"{at}.containerPort"))
-        elif _is_int(number) and not 1 <= number <= 65535:
-            problems.append(errors.FieldError("invalid", f"{at}.containerPort", _PORT_RANGE, value=number))
-        host = port.get("hostPort")
-        if _is_int(host) and host != 0 and not 1 <= host <= 65535:
-            problems.append(errors.FieldError("invalid", f"{at}.hostPort", _PORT_RANGE, value=host))
-    return problems
-
-
-def host_port_conflicts(containers: list[dict], path: str) -> list[errors.FieldError]:
-    """checkHostPortConflicts: one protocol/hostIP/hostPort per pod's (regular) containers."""
-    problems, seen = [], set()
-    for i, container in enumerate(containers):
-        ports = container.get("ports")
-        for j, port in enumerate(ports if isinstance(ports, list) else []):
-            host = port.get("hostPort") if isinstance(port, dict) else None
-            if not _is_int(host) or host == 0:
-                continue
-            key = f"{port.get('protocol') or ''}/{port.get('hostIP') or ''}/{host}"
-            if key in seen:
-                problems.append(errors.FieldError("duplicate", f"{path}[{i}].ports[{j}].hostPort", value=key))
-            seen.add(key)
-    return problems
-
-
-def port_name_errors(name: str) -> list[str]:
-    """validation.IsValidPortName (an IANA_SVC_NAME), kube's messages in kube's order."""
-    found = []
-    if len(name) > 15:
-        found.append("must be no more than 15 characters")
-    if not _PORT_NAME_CHARS.match(name):
-        found.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not re.search(r"[a-z]", name):
-        found.append("must contain at least one letter (a-z)")
-    if "--" in name:
-        found.append("must not contain consecutive hyphens")
-    if name[0] == "-" or name[-1] == "-":
-        found.append("must not begin or end with a hyphen")
-    return found
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _qos_class(pod: dict) -> str:
-    containers = (pod.get("spec") or {}).get("containers") or []
-    resources = [c.get("resources") or {} for c in containers if isinstance(c, dict)]
-    if not any(r.get("requests") or r.get("limits") for r in resources):
-        return "BestEffort"
-    guaranteed = all(
-        (r.get("limits") or {}).get(k) is not None and (r.get("requests") or {}).get(k, (r.get("limits") or {})[k]) == r["limits"][k]
-        for r in resources
-        for k in ("cpu", "memory")
-    )
-    return "Guaranteed" if guaranteed else "Burstable"
 
 
 class NodeStrategy(Strategy):

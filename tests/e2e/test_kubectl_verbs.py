@@ -23,7 +23,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 TESTDATA = ROOT / "testdata"
 GROUP = "devmgmtproto.k8s.io"
-OUR_RESOURCES = {"deviceclaims", "deviceclasses", "devicedrivers", "devicepools", "deviceprivilegedclaims"}
+OUR_RESOURCES = {"deviceclaims", "deviceclaimtemplates", "deviceclasses", "devicedrivers", "devicepools", "deviceprivilegedclaims"}
 pytestmark = pytest.mark.e2e
 
 
@@ -263,16 +263,20 @@ def test_a_changed_prototype_pod_is_reapplied_client_side(kubectl, write):
     assert kubectl("apply", "-f", path).stdout.endswith(" created\n")
     assert kubectl("apply", "-f", path).stdout.endswith(" unchanged\n")
     container = pod["spec"]["containers"][0]
-    container["image"] = "registry.k8s.io/pause:3.9"
-    container["devices"].append({"name": "nic"})
-    pod["spec"]["deviceClaims"].append({"name": "nic", "claimName": "some-nic-claim"})
+    container["image"] = "registry.k8s.io/pause:3.9"  # an image may change
     path = write("pod.yaml", [pod])
     assert kubectl("apply", "-f", path).stdout == f"pod/{pod['metadata']['name']} configured\n"
     got = json.loads(kubectl("get", "pod", pod["metadata"]["name"], "-o", "json").stdout)["spec"]
     assert got["containers"][0]["image"] == "registry.k8s.io/pause:3.9"
-    assert got["containers"][0]["devices"] == [{"name": "foozer-gpu"}, {"name": "nic"}]
-    assert [entry["name"] for entry in got["deviceClaims"]] == ["foozer-gpu", "nic"]
+    assert got["containers"][0]["devices"] == [{"name": "foozer-gpu"}]
     assert kubectl("diff", "-f", path).stdout == ""
+    # the device claims may not: a pod's spec is immutable but for what kube lets change
+    container["devices"].append({"name": "nic"})
+    pod["spec"]["deviceClaims"].append({"name": "nic", "claimName": "some-nic-claim"})
+    refused = kubectl("apply", "-f", write("pod.yaml", [pod]), check=False)
+    assert refused.returncode == 1
+    assert "Forbidden: pod updates may not change fields other than `spec.containers[*].image`" in refused.stderr
+    assert "this update changes spec.containers, spec.deviceClaims" in refused.stderr
 
 
 # -- writes -----------------------------------------------------------------------------------
