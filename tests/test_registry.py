@@ -51,7 +51,7 @@ def test_the_default_namespaces_and_our_crds_are_seeded(server):
     names = [s.name for s in server.registry.list(namespaces, "", ListOptions()).items]
     assert names == ["default", "kube-public", "kube-system"]
     crds = kind(server, "apiextensions.k8s.io", "CustomResourceDefinition", "v1")
-    assert len(server.registry.list(crds, "", ListOptions()).items) == 5
+    assert len(server.registry.list(crds, "", ListOptions()).items) == 6
 
 
 def test_status_strategy_keeps_spec_and_main_strategy_keeps_status(server):

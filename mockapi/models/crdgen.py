@@ -115,6 +115,16 @@ KINDS: tuple[Kind, ...] = (
     ),
     Kind(api.DeviceClaim, "deviceclaims", "dclaim", namespaced=True, columns=_CLAIM_COLUMNS),
     Kind(api.DevicePrivilegedClaim, "deviceprivilegedclaims", "dpclaim", namespaced=True, columns=_CLAIM_COLUMNS),
+    Kind(
+        api.DeviceClaimTemplate,
+        "deviceclaimtemplates",
+        "dctpl",
+        namespaced=True,
+        columns=(
+            Column("Classes", ".spec.spec.claims[*].deviceClass", "The device classes the template's claims ask for."),
+            _AGE,
+        ),
+    ),
 )
 
 

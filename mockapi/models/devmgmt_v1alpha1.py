@@ -592,7 +592,38 @@ class DevicePrivilegedClaim(_Object):
     status: DeviceClaimStatus | None = None
 
 
-# kind → model, for the five kinds served under devmgmtproto.k8s.io/v1alpha1.
+class DeviceClaimTemplateMeta(_Model):
+    """The metadata copied into each DeviceClaim made from a template: labels and annotations only."""
+
+    labels: dict[str, str] | None = Field(None, description="Labels added to each claim made from the template.")
+    annotations: dict[str, str] | None = Field(None, description="Annotations added to each claim made from the template.")
+
+
+class DeviceClaimTemplateSpec(_Model):
+    """What a DeviceClaim made from the template gets."""
+
+    metadata: DeviceClaimTemplateMeta | None = Field(
+        None,
+        description="Labels and annotations copied into each DeviceClaim made from the template.\n"
+        "No other metadata fields are allowed.",
+    )
+    spec: DeviceClaimSpec = Field(
+        description="Spec of each DeviceClaim made from the template; its validation is the\n"
+        "DeviceClaim's.",
+    )
+
+
+class DeviceClaimTemplate(_Object):
+    """DeviceClaimTemplate is the pattern of the DeviceClaims made for each pod that
+    names it in spec.deviceClaims[].claimTemplateName (one claim per pod and entry,
+    owned by the pod, deleted with it). Shaped like Kubernetes' ResourceClaimTemplate.
+    It is never allocated itself. Namespace scoped."""
+
+    spec: DeviceClaimTemplateSpec
+
+
+# kind → model, for the kinds served under devmgmtproto.k8s.io/v1alpha1.
 KINDS: dict[str, type[_Object]] = {
-    model.__name__: model for model in (DeviceDriver, DeviceClass, DevicePool, DeviceClaim, DevicePrivilegedClaim)
+    model.__name__: model
+    for model in (DeviceDriver, DeviceClass, DevicePool, DeviceClaim, DevicePrivilegedClaim, DeviceClaimTemplate)
 }

@@ -1,7 +1,7 @@
 """The device kinds' own rules: CEL constraints bounded by cost, and who may hold a
 DevicePrivilegedClaim.
 
-- **Constraints** (DeviceClaim, DevicePrivilegedClaim, DeviceClass): a CEL constraint whose
+- **Constraints** (DeviceClaim, DevicePrivilegedClaim, DeviceClass, DeviceClaimTemplate): a CEL constraint whose
   estimated worst-case cost exceeds DRA's limit is refused, as DRA's ``validateCELSelector`` does
   (``Forbidden: too complex, exceeds cost limit``). Expressions that do not compile are left to the
   allocator (ConstraintCompileError, ALLOCATOR.md rule 4); on update, expressions the old object
@@ -23,13 +23,20 @@ NAMESPACES = errors.GroupResource("", "namespaces")
 
 
 class DeviceConstraintsStrategy(CustomResourceStrategy):
+    claim_spec_at = "spec"
+
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
-        known = {expression for _, expression in constraints_of(old)} if old is not None else set()
+        at = self.claim_spec_at
+        known = {expression for _, expression in constraints_of(old, at=at)} if old is not None else set()
         return [
             errors.FieldError("forbidden", path, "too complex, exceeds cost limit")
-            for path, expression in constraints_of(obj)
+            for path, expression in constraints_of(obj, at=at)
             if expression not in known and _over_cost_limit(expression)
         ]
+
+
+class DeviceClaimTemplateStrategy(DeviceConstraintsStrategy):
+    claim_spec_at = "spec.spec"  # the claims made from it are checked again when created
 
 
 class DevicePrivilegedClaimStrategy(DeviceConstraintsStrategy):
@@ -44,17 +51,21 @@ class DevicePrivilegedClaimStrategy(DeviceConstraintsStrategy):
             )
 
 
-def constraints_of(obj: dict) -> list[tuple[str, str]]:
-    """(field path, expression) of every CEL constraint in a claim or class."""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    found = [("spec.constraints", spec.get("constraints"))]
+def constraints_of(obj: dict, *, at: str = "spec") -> list[tuple[str, str]]:
+    """(field path, expression) of every CEL constraint in a claim or class (``at``: where the
+    DeviceClaimSpec is, ``spec.spec`` in a template)."""
+    spec: object = obj
+    for part in at.split("."):
+        spec = spec.get(part) if isinstance(spec, dict) else None
+    spec = spec if isinstance(spec, dict) else {}
+    found = [(f"{at}.constraints", spec.get("constraints"))]
     for index, entry in enumerate(spec.get("claims") or []):
         if not isinstance(entry, dict):
             continue
-        found.append((f"spec.claims[{index}].constraints", entry.get("constraints")))
+        found.append((f"{at}.claims[{index}].constraints", entry.get("constraints")))
         for alternative, detail in enumerate(entry.get("oneOf") or []):
             if isinstance(detail, dict):
-                found.append((f"spec.claims[{index}].oneOf[{alternative}].constraints", detail.get("constraints")))
+                found.append((f"{at}.claims[{index}].oneOf[{alternative}].constraints", detail.get("constraints")))
     return [(path, expression) for path, expression in found if isinstance(expression, str)]
 
 

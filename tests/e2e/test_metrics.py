@@ -63,7 +63,7 @@ def test_requests_are_counted_with_kube_apiservers_names_and_labels(http):
 
 def test_stored_objects_and_open_watches_are_gauges(http, live):
     assert value(http, "apiserver_storage_objects", resource="namespaces") == 3
-    assert value(http, "apiserver_storage_objects", resource="customresourcedefinitions.apiextensions.k8s.io") == 5
+    assert value(http, "apiserver_storage_objects", resource="customresourcedefinitions.apiextensions.k8s.io") == 6
     opened = threading.Event()
 
     def watch():
@@ -84,8 +84,8 @@ def test_stored_objects_and_open_watches_are_gauges(http, live):
 
 def test_allocation_attempts_reported_to_the_gate_are_counted(http, live):
     gate = live.server.gate
-    gate.finished(ClaimKey("deviceclaims", "default", "a"), reason="Allocated", seconds=0.002)
-    gate.finished(ClaimKey("deviceclaims", "default", "b"), reason="Unsatisfiable", seconds=0.004)
+    gate.finished(ClaimKey("default", "a"), reason="Allocated", seconds=0.002)
+    gate.finished(ClaimKey("default", "b"), reason="Unsatisfiable", seconds=0.004)
     assert value(http, "mockapi_allocator_attempts_total") == 2
     assert value(http, "mockapi_allocator_results_total", reason="Unsatisfiable") == 1
     assert value(http, "mockapi_allocator_duration_seconds_count") == 2

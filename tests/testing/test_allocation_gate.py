@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from mockapi.controllers.gate import AllocationGate, ClaimKey
 
-A = ClaimKey("deviceclaims", "default", "a")
-B = ClaimKey("deviceclaims", "default", "b")
+A = ClaimKey("default", "a")
+B = ClaimKey("default", "b")
 
 
 def bound(gate: AllocationGate) -> list[ClaimKey]:
@@ -128,11 +128,14 @@ def test_configure_refuses_unknown_modes_and_negative_times(mode, delay, jitter)
     "text, key",
     [
         ("default/a", A),
-        ("deviceprivilegedclaims/monitoring/x", ClaimKey("deviceprivilegedclaims", "monitoring", "x")),
+        ("deviceprivilegedclaims/monitoring/x", ClaimKey("monitoring", "x", "DevicePrivilegedClaim")),
     ],
 )
-def test_claim_keys_parse_and_print_as_namespace_slash_name(text, key):
-    assert ClaimKey.parse(text) == key and str(key) == text
+def test_claim_keys_parse_from_the_control_apis_form_and_answer_in_it(text, key):
+    found = ClaimKey.parse(text)
+    assert found == key
+    as_text = f"{found.namespace}/{found.name}" if found.resource == "deviceclaims" else f"{found.resource}/{found.namespace}/{found.name}"
+    assert as_text == text and found.to_dict() == {"resource": text.split("/")[0] if text.count("/") == 2 else "deviceclaims", "namespace": key.namespace, "name": key.name}
 
 
 @pytest.mark.parametrize("text", ["a", "pods/default/a", "/a", "default/", "a/b/c/d"])
