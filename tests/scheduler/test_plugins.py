@@ -271,3 +271,15 @@ def test_pods_without_a_group_do_not_wait():
     fwk = gang_framework(5, [])
     _, status = fwk.scheduling_cycle(CycleState(), pod("solo"), Snapshot([node("a")]))
     assert status.success
+
+
+def test_picking_a_node_prefers_fewer_victims_even_with_negative_priorities():
+    from mockapi.controllers.scheduler.plugins.default_preemption import pick_one_node
+
+    two = [pod("a1", priority=-5), pod("a2", priority=-5)]
+    one = [pod("b1", priority=-5)]
+    assert pick_one_node({"a": two, "b": one}) == "b"
+    assert pick_one_node({"a": [pod("low", priority=1)], "b": [pod("high", priority=2)]}) == "a"
+    early, late = pod("e", priority=1, start="2024-01-01T00:00:00Z"), pod("l", priority=1, start="2024-01-02T00:00:00Z")
+    assert pick_one_node({"a": [early], "b": [late]}) == "b"
+    assert pick_one_node({"b": [late], "z": []}) == "z"

@@ -6,8 +6,8 @@ helpful"), remove every pod of lower priority and run the filters again; if the 
 removed pods back one by one, most important first (higher priority, then earlier start), keeping
 each that still leaves room — those left out are the victims. Among the candidate nodes kube's
 ``pickOneNodeForPreemption`` picks the one with the lowest highest-victim priority, then the lowest
-sum of victim priorities, then the fewest victims, then the latest start among its
-highest-priority victims, then the first by name. The result nominates that node and lists the
+sum of victim priorities (each shifted by 2^31, so fewer victims weigh less), then the fewest
+victims, then the latest start among its highest-priority victims, then the first by name. The result nominates that node and lists the
 victims; the caller deletes them and sets the pod's ``status.nominatedNodeName``.
 """
 
@@ -83,7 +83,10 @@ def pick_one_node(candidates: dict[str, list[dict]]) -> str:
             return (0, -(2**63), 0, 0, "", name)
         highest = max(pods_.priority(v) for v in victims)
         earliest_of_highest = min(_start(v) for v in victims if pods_.priority(v) == highest)
-        return (1, highest, sum(pods_.priority(v) for v in victims), len(victims), _negate(earliest_of_highest), name)
+        # kube adds MaxInt32+1 to each priority before summing: with negative priorities allowed,
+        # one more victim always weighs more than any difference in priority.
+        total = sum(pods_.priority(v) + 2**31 for v in victims)
+        return (1, highest, total, len(victims), _negate(earliest_of_highest), name)
 
     return min(candidates, key=cost)
 

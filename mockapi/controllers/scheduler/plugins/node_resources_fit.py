@@ -28,7 +28,7 @@ def insufficient(requested: pods_.Resources, node_info, *, ignored: frozenset = 
     found = []
     allowed_pods = node_info.allocatable.get(pods_.PODS, 0)
     if len(node_info.pods) + 1 > allowed_pods:
-        found.append(("Too many pods", allowed_pods < 1))
+        found.append(("Too many pods", False))  # kube never marks the pod count unresolvable
     for name in FIXED + tuple(sorted(n for n in requested if pods_.is_scalar(n) and n not in ignored)):
         want = requested.get(name, 0)
         if want <= 0:
