@@ -178,3 +178,19 @@ def test_a_deleted_pending_pod_leaves_the_queue():
         return True
 
     assert run(scenario)
+
+
+def test_a_stale_unassigned_event_after_binding_does_not_schedule_the_pod_again():
+    async def scenario(fake, scheduler):
+        fake.put(NODES, node("a"))
+        fake.put(PODS, pod("p"))
+        await until(lambda: fake.bindings == [("default/p", "a")])
+        await until(lambda: scheduler.snapshot.pod_node.get("default/p") == "a" and not scheduler._binding)
+        stale = pod("p")
+        stale["metadata"]["resourceVersion"] = "1"
+        fake._emit(PODS, "MODIFIED", stale)  # an older event delivered late
+        await asyncio.sleep(0.02)
+        return [w for w in fake.writes if w[0] == "bind"], fake.reasons("p")
+
+    binds, reasons = run(scenario)
+    assert len(binds) == 1 and reasons == ["Scheduled"]

@@ -120,7 +120,7 @@ class Scheduler:
         elif pod["metadata"].get("deletionTimestamp") or not self.responsible_for(pod):
             self.queue.delete(key)
             self.snapshot.forget_nomination(key)
-        elif key not in self._binding:
+        elif key not in self.snapshot.pod_node:  # assumed (or bound, and this event is older): not again
             if event_type == ADDED:
                 self.queue.on_event(events.ClusterEvent(events.POD, events.ADD, "UnscheduledPodAdd"))
             self.queue.add(pod)
@@ -166,7 +166,7 @@ class Scheduler:
     async def schedule_one(self, info: QueuedPod) -> None:
         """One scheduling cycle; on success the binding cycle starts as a task."""
         pod, fwk = info.pod, self._framework(info.pod)
-        if fwk is None or (pod.get("spec") or {}).get("nodeName") or pod["metadata"].get("deletionTimestamp"):
+        if fwk is None or (pod.get("spec") or {}).get("nodeName") or pod["metadata"].get("deletionTimestamp") or info.key in self.snapshot.pod_node:
             self.queue.done(info.key)
             return
         state = CycleState()
@@ -185,6 +185,9 @@ class Scheduler:
                 self.queue.done(info.key)
                 await self._record(info.pod, fwk, "Scheduled", outcome.scheduled_message(info.pod, node_name), warning=False)
             else:
+                # The pod's room is free again: what waits for a pod to leave may fit now (kube moves
+                # the unschedulable pods as on AssignedPodDelete when it forgets an assumed pod).
+                self.queue.on_event(events.POD_DELETE)
                 await self._failed(info, fwk, status)
         finally:
             self._binding.pop(info.key, None)

@@ -63,10 +63,11 @@ class WaitingPod:
 
 
 def _go_duration(seconds: float) -> str:
-    """Go's ``time.Duration.String`` for the usual cases: ``30s``, ``1.5s``, ``100ms``, ``2m0s``."""
+    """Go's ``time.Duration.String`` for the usual cases: ``30s``, ``1.5s``, ``100ms``, ``2m0s``, ``1h0m0s``."""
     if seconds >= 60:
         minutes, rest = divmod(round(seconds), 60)
-        return f"{minutes}m{rest}s"
+        hours, minutes = divmod(minutes, 60)
+        return (f"{hours}h" if hours else "") + f"{minutes}m{rest}s"
     if seconds >= 1:
         return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
     return f"{round(seconds * 1000)}ms"
