@@ -202,3 +202,9 @@ def test_room_made_by_preemption_is_kept_for_the_nominated_pod():
     high = pod("high", cpu="2", priority=10)
     assert schedule(fwk, snapshot, high).node == "a"
     assert fwk.assume(CycleState(), high, "a", snapshot).success and snapshot.nominated == {}
+
+
+def test_a_plugin_error_reads_as_the_error_itself():
+    fwk, _ = recording(fail={"filter"})
+    result = schedule(fwk, Snapshot([node("a")]), pod("p"))
+    assert (result.status.plugin, result.message()) == ("Recorder", "filter failed")

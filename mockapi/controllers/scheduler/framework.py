@@ -69,7 +69,9 @@ class FitError(Exception):
 
     def message(self) -> str:
         """kube's ``FitError.Error()``: ``0/X nodes are available: <PreFilter msg>. <reasons counted
-        and sorted as strings>. <PostFilter msg>``."""
+        and sorted as strings>. <PostFilter msg>`` (for a plugin's Error: the error's message)."""
+        if self.status is not None:
+            return self.status.message()  # an error, not a verdict on the nodes: its own words
         text = NO_NODE_AVAILABLE.format(self.num_all_nodes)
         if self.diagnosis.pre_filter_message:
             text += f" {self.diagnosis.pre_filter_message}."
@@ -171,7 +173,7 @@ class Framework:
             return self._error(pod, len(infos), status)
         candidates = infos if allowed is None else [info for info in infos if info.name in allowed]
         nominated = self._nominated_fit(state, pod, snapshot)
-        if nominated is not None:
+        if nominated is not None and (allowed is None or nominated in allowed):
             return ScheduleResult(nominated, 1, 1)
         feasible = self._find_feasible(state, pod, candidates, diagnosis)
         if isinstance(feasible, Status):
@@ -278,9 +280,8 @@ class Framework:
         return FitError(pod, num_nodes, diagnosis, result)
 
     def _error(self, pod: dict, num_nodes: int, status: Status) -> FitError:
-        """An Error status (not a verdict on nodes): a FitError with the message and no statuses."""
-        diagnosis = Diagnosis(pre_filter_message=f"running {status.plugin or 'a'} plugin: {status.message()}")
-        return FitError(pod, num_nodes, diagnosis, status=status)
+        """An Error status (not a verdict on nodes): a FitError carrying it, with no node statuses."""
+        return FitError(pod, num_nodes, Diagnosis(), status=status)
 
     # ---------------------------------------------------------------- assume
     def assume(self, state: CycleState, pod: dict, node_name: str, snapshot: Snapshot) -> Status:
