@@ -95,6 +95,11 @@ class KeyQueue:
             del self._delayed[key]
             self.add(key)
 
+    def busy(self) -> bool:
+        """Keys ready to be worked on, or being worked on (delayed ones do not count)."""
+        self._promote_due()
+        return bool(self._fifo or self._processing)
+
     def idle(self) -> bool:
         """Nothing queued, delayed or being worked on."""
         return not self._fifo and not self._processing and not self._delayed

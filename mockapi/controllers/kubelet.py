@@ -1,0 +1,413 @@
+"""A simulated kubelet for every Node (kwok's idea): Nodes report ready, bound pods run, deleted pods end.
+
+Informers over Nodes, Pods and DeviceClaims feed one worker through a :class:`KeyQueue`
+(level-triggered: each key is re-read before acting):
+
+- ``("node", name)`` — a Node without this kubelet's report gets one (status merge patch with the
+  resourceVersion read): the capacity/allocatable defaults it lacks, an InternalIP (node *i* of
+  ``node_cidr``) and Hostname address, ``nodeInfo``, ``daemonEndpoints`` and kube's four kubelet
+  conditions (``Ready=True``, ``KubeletReady``). The same key comes back every
+  ``heartbeat_interval`` (staggered per node) to refresh the conditions' ``lastHeartbeatTime``:
+  one GET and one patch per node per interval.
+- ``("pod", namespace, name)`` — a pod bound to a simulated node starts once each DeviceClaim it
+  uses is allocated and lists it in ``status.podNames`` (else a ``FailedPrepareDynamicResources``
+  Warning names the claim, once per distinct reason, and the pod is looked at again when that claim
+  changes), after ``start_delay``: ``phase: Running``, conditions, host and pod IPs (pod IPs from
+  the node's ``spec.podCIDR``, else /24 number *i* of ``cluster_cidr``), containers running, and
+  ``Pulled``/``Created``/``Started`` Events. A pod with a deletionTimestamp is ended: ``Killing``
+  Events, then ``DELETE ?gracePeriodSeconds=0`` after min(its grace period, ``max_grace``).
+- ``("node-gone", name)`` — kube's pod GC: the pods bound to a deleted Node are deleted at once.
+
+A Node annotated ``mockapi.k8s.io/kubelet: "false"`` is left alone, with its pods. Restarting
+converges: a running pod is left as it is, a node's report is only refreshed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import zlib
+from dataclasses import dataclass, field
+
+from mockapi import clock as clocks, errors
+from mockapi.client import DELETED, SYNCED, Client, Kind
+from mockapi.controllers import kubelet_status as status_
+from mockapi.controllers.keyqueue import KeyQueue
+
+log = logging.getLogger("mockapi.kubelet")
+
+NODES, PODS = Kind("v1", "Node"), Kind("v1", "Pod")
+CLAIMS = Kind("devmgmtproto.k8s.io/v1alpha1", "DeviceClaim")
+OPT_OUT = "mockapi.k8s.io/kubelet"  # "false" on a Node: no simulated kubelet there
+DEFAULT_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "1Ti"}
+DEFAULT_GRACE = 30  # a pod's terminationGracePeriodSeconds when it has none
+NODE_MASK = 24  # each node's pod range, without spec.podCIDR
+RETRY_WATCH = 1.0
+PodKey = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class KubeletOptions:
+    capacity: dict = field(default_factory=lambda: dict(DEFAULT_CAPACITY))  # also allocatable
+    heartbeat_interval: float = 10.0  # seconds between two refreshes of a node's conditions
+    start_delay: float = 0.0  # seconds from "may start" to Running
+    max_grace: float = 0.0  # a deleted pod ends after min(its grace period, this) seconds
+    node_cidr: str = "10.0.0.0/16"  # node i's InternalIP is address i+1 of it
+    cluster_cidr: str = "10.244.0.0/14"  # node i's pod range is /24 number i of it (without spec.podCIDR)
+    kubelet_version: str = "v1.32.0"
+    events: bool = True  # record Pulled/Created/Started/Killing Events (one write each)
+
+
+@dataclass
+class _Node:
+    simulated: bool
+    ready: bool  # reported on (by this kubelet or an earlier run): its pods may start
+    address: str = ""
+    pod_cidr: str = ""
+
+
+class Kubelet:
+    def __init__(self, client: Client, *, clock: clocks.Clock | None = None, options: KubeletOptions = KubeletOptions()) -> None:
+        self.client = client
+        self.clock = clock or clocks.SystemClock()
+        self.options = options
+        self.queue = KeyQueue(monotonic=self.clock.monotonic)
+        self.synced = asyncio.Event()
+        self._pending_sync = {NODES, PODS, CLAIMS}
+        self._nodes: dict[str, _Node] = {}
+        self._indexes: dict[str, int] = {}  # node → its number (addresses, pod range)
+        self._pods_on: dict[str, set[PodKey]] = {}  # node → the pods bound to it
+        self._pod_ips: dict[str, dict[str, PodKey]] = {}  # node → pod IP → pod
+        self._waiting: dict[PodKey, set[PodKey]] = {}  # claim → pods waiting for it
+        self._warned: dict[PodKey, str] = {}  # pod → the last FailedPrepareDynamicResources message
+        self._ready_since: dict[PodKey, float] = {}  # pod → when it could first start
+        self._ending: dict[PodKey, float] = {}  # pod → when its termination began
+        self._beats: dict[str, float] = {}  # node → when its conditions were last written
+        self._last_event_ns = 0
+        self._informers: list[asyncio.Task] = []
+
+    # ------------------------------------------------------------------ running
+    async def run(self) -> None:
+        """Inform, wait for the initial lists, then work until cancelled."""
+        handlers = {NODES: self._on_node, PODS: self._on_pod, CLAIMS: self._on_claim}
+        self._informers = [asyncio.create_task(self._inform(kind, handle)) for kind, handle in handlers.items()]
+        try:
+            await self.synced.wait()
+            log.info("kubelet synced: %d nodes simulated", sum(n.simulated for n in self._nodes.values()))
+            await self._work()
+        finally:
+            for task in self._informers:
+                task.cancel()
+            await asyncio.gather(*self._informers, return_exceptions=True)
+
+    def idle(self) -> bool:
+        """Synced, and nothing ready to work on (delayed keys — heartbeats, start delays, grace
+        periods — do not count)."""
+        return self.synced.is_set() and not self.queue.busy()
+
+    async def _inform(self, kind: Kind, handle) -> None:
+        while True:
+            try:
+                async for event in self.client.watch(kind):
+                    if event.type == SYNCED:
+                        self._pending_sync.discard(kind)
+                        if not self._pending_sync:
+                            self.synced.set()
+                    else:
+                        handle(event.type, event.object)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an informer never dies; it lists again
+                if isinstance(exc, errors.StatusError) and exc.code == 404:
+                    self._pending_sync.discard(kind)  # not served (no device kinds): nothing to wait for
+                    if not self._pending_sync:
+                        self.synced.set()
+                log.warning("watching %s failed: %s; retrying", kind, exc)
+                await asyncio.sleep(RETRY_WATCH)
+
+    async def _work(self) -> None:
+        while True:
+            key = await self.queue.get()
+            try:
+                await self._reconcile(key)
+                self.queue.forget(key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one object's trouble never stops the worker
+                log.warning("kubelet: %s failed (%s); retrying", key, exc)
+                self.queue.retry(key)
+            finally:
+                self.queue.done(key)
+            await asyncio.sleep(0)
+
+    async def _reconcile(self, key: tuple) -> None:
+        if key[0] == "pod":
+            await self._sync_pod((key[1], key[2]))
+        elif key[0] == "node":
+            await self._sync_node(key[1])
+        else:
+            await self._collect_pods_of(key[1])
+
+    # ---------------------------------------------------------------- handlers
+    def _on_node(self, event_type: str, node: dict) -> None:
+        name = node["metadata"]["name"]
+        before = self._nodes.get(name)
+        if event_type == DELETED:
+            self._nodes.pop(name, None)
+            self._indexes.pop(name, None)
+            self._beats.pop(name, None)
+            self.queue.add(("node-gone", name))
+            return
+        simulated = (node["metadata"].get("annotations") or {}).get(OPT_OUT) != "false"
+        ready = not status_.needs_init(node)
+        self._nodes[name] = _Node(simulated, ready, _internal_ip(node), (node.get("spec") or {}).get("podCIDR") or "")
+        self._reserve_index(name, self._nodes[name].address)
+        if not simulated:
+            return
+        if not ready:
+            self.queue.add(("node", name))
+        elif name not in self._beats:  # already reported (a restart): just keep the heartbeat going
+            self.queue.add_after(("node", name), self._stagger(name))
+        if ready and (before is None or not before.simulated or not before.ready):
+            for pod in sorted(self._pods_on.get(name, ())):
+                self.queue.add(("pod", *pod))
+
+    def _on_pod(self, event_type: str, pod: dict) -> None:
+        meta = pod["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        node = (pod.get("spec") or {}).get("nodeName") or ""
+        if event_type == DELETED:
+            self._forget_pod(key, node)
+            return
+        if not node:
+            return
+        self._pods_on.setdefault(node, set()).add(key)
+        ip = (pod.get("status") or {}).get("podIP")
+        if ip and not (pod.get("spec") or {}).get("hostNetwork"):
+            self._pod_ips.setdefault(node, {})[ip] = key
+        known = self._nodes.get(node)
+        if known is not None and known.simulated and (meta.get("deletionTimestamp") or not status_.started(pod)):
+            self.queue.add(("pod", *key))
+
+    def _on_claim(self, event_type: str, claim: dict) -> None:
+        meta = claim["metadata"]
+        for pod in sorted(self._waiting.get((meta.get("namespace", ""), meta["name"]), ())):
+            self.queue.add(("pod", *pod))
+
+    def _forget_pod(self, key: PodKey, node: str) -> None:
+        for name in [node] if node else [n for n, pods in self._pods_on.items() if key in pods]:  # a relist's tombstone has no spec
+            self._pods_on.get(name, set()).discard(key)
+            ips = self._pod_ips.get(name, {})
+            for ip in [ip for ip, owner in ips.items() if owner == key]:
+                del ips[ip]
+        self._unwait(key)
+        for memo in (self._warned, self._ready_since, self._ending):
+            memo.pop(key, None)
+        self.queue.discard(("pod", *key))
+
+    def _unwait(self, pod: PodKey) -> None:
+        for claim in [c for c, pods in self._waiting.items() if pod in pods]:
+            self._waiting[claim].discard(pod)
+            if not self._waiting[claim]:
+                del self._waiting[claim]
+
+    # -------------------------------------------------------------------- nodes
+    async def _sync_node(self, name: str) -> None:
+        """Report (or refresh) the node's status, then come back at its next heartbeat."""
+        known = self._nodes.get(name)
+        if known is None or not known.simulated:
+            self._beats.pop(name, None)
+            return
+        node = await self._get(NODES, "", name)
+        if node is None:
+            return
+        now = self.clock.monotonic()
+        last = self._beats.get(name)
+        if status_.needs_init(node) or last is None or now - last >= self.options.heartbeat_interval * 0.99:
+            status = status_.node_status(
+                node, capacity=self.options.capacity, address=known.address or self._node_address(name),
+                kubelet_version=self.options.kubelet_version, now=self._now(),
+            )  # fmt: skip
+            patch = {"metadata": {"resourceVersion": node["metadata"]["resourceVersion"]}, "status": status}
+            written = await self.client.patch(NODES, "", name, patch, subresource="status")
+            last = self._beats[name] = now - (self._stagger(name) if last is None else 0.0)
+            self._on_node("MODIFIED", written)  # seen here first: its pods may start now
+        self.queue.add_after(("node", name), max(last + self.options.heartbeat_interval - now, 0.001))
+
+    def _stagger(self, name: str) -> float:
+        """A fixed part of the heartbeat interval per node, so 500 nodes do not beat at once."""
+        return self.options.heartbeat_interval * (zlib.crc32(name.encode()) % 1000) / 1000
+
+    def _reserve_index(self, name: str, address: str) -> None:
+        network = ipaddress.ip_network(self.options.node_cidr)
+        if name not in self._indexes and address:
+            try:
+                ip = ipaddress.ip_address(address)
+            except ValueError:
+                return
+            index = int(ip) - int(network.network_address) - 1
+            if ip in network and index >= 0 and index not in self._indexes.values():
+                self._indexes[name] = index
+
+    def _index(self, name: str) -> int:
+        if name not in self._indexes:
+            taken = set(self._indexes.values())
+            self._indexes[name] = next(i for i in range(len(taken) + 1) if i not in taken)
+        return self._indexes[name]
+
+    def _node_address(self, name: str) -> str:
+        network = ipaddress.ip_network(self.options.node_cidr)
+        return str(network[self._index(name) + 1])
+
+    def _pod_network(self, name: str):
+        known = self._nodes.get(name)
+        if known is not None and known.pod_cidr:
+            return ipaddress.ip_network(known.pod_cidr, strict=False)
+        base, index = ipaddress.ip_network(self.options.cluster_cidr), self._index(name)
+        size = 2 ** (base.max_prefixlen - NODE_MASK)
+        if (index + 1) * size > base.num_addresses:
+            raise RuntimeError(f"no pod range left for node {name} in {self.options.cluster_cidr}")
+        return ipaddress.ip_network((base.network_address + index * size, NODE_MASK))
+
+    def _pod_ip(self, node: str, pod: PodKey) -> str:
+        ips = self._pod_ips.setdefault(node, {})
+        for ip, owner in ips.items():
+            if owner == pod:
+                return ip
+        for host in list(self._pod_network(node).hosts())[1:]:  # the first is the node's bridge
+            if str(host) not in ips:
+                ips[str(host)] = pod
+                return str(host)
+        raise RuntimeError(f"no pod IP left on node {node}")
+
+    # --------------------------------------------------------------------- pods
+    async def _sync_pod(self, key: PodKey) -> None:
+        pod = await self._get(PODS, *key)
+        node = ((pod or {}).get("spec") or {}).get("nodeName") or ""
+        known = self._nodes.get(node)
+        if pod is None or known is None or not known.simulated:
+            return
+        if pod["metadata"].get("deletionTimestamp"):
+            await self._end(key, pod, node)
+        elif not status_.started(pod) and known.ready and await self._claims_ready(key, pod, node) and self._start_due(key):
+            await self._start(key, pod, node)
+
+    async def _claims_ready(self, key: PodKey, pod: dict, node: str) -> bool:
+        """Whether every claim the pod uses is allocated and reserved for it; if not, say which
+        (once per reason) and wait for that claim to change."""
+        self._unwait(key)
+        for entry, claim_name in status_.claim_names(pod):
+            problem = f'pod "{key[1]}": DeviceClaim for entry "{entry}" not created yet' if claim_name is None else None
+            if claim_name is not None:
+                claim = await self._get(CLAIMS, key[0], claim_name)
+                problem = f"fetch DeviceClaim {key[0]}/{claim_name}: not found" if claim is None else status_.claim_problem(pod, claim)
+                if problem is not None:
+                    self._waiting.setdefault((key[0], claim_name), set()).add(key)
+            if problem is not None:
+                await self._warn(key, pod, node, f"Failed to prepare dynamic resources: {problem}")
+                return False
+        return True
+
+    def _start_due(self, key: PodKey) -> bool:
+        now = self.clock.monotonic()
+        since = self._ready_since.setdefault(key, now)
+        remaining = since + self.options.start_delay - now
+        if remaining > 0:
+            self.queue.add_after(("pod", *key), remaining)
+            return False
+        return True
+
+    async def _start(self, key: PodKey, pod: dict, node: str) -> None:
+        host_ip = self._nodes[node].address or self._node_address(node)
+        pod_ip = host_ip if (pod.get("spec") or {}).get("hostNetwork") else self._pod_ip(node, key)
+        status = status_.running_status(pod, host_ip=host_ip, pod_ip=pod_ip, now=self._now())
+        patch = {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]}, "status": status}
+        try:
+            written = await self.client.patch(PODS, *key, patch, subresource="status")
+        except errors.StatusError as exc:
+            if exc.code == 409:
+                self.queue.add(("pod", *key))  # it changed meanwhile: look again
+                return
+            raise
+        self._warned.pop(key, None)
+        self._ready_since.pop(key, None)
+        for path, container in status_.containers(written):
+            image, name = container.get("image", ""), container["name"]
+            await self._record(written, node, "Pulled", f'Container image "{image}" already present on machine', path)
+            await self._record(written, node, "Created", f"Created container {name}", path)
+            await self._record(written, node, "Started", f"Started container {name}", path)
+
+    async def _end(self, key: PodKey, pod: dict, node: str) -> None:
+        """A deleted pod: its containers are stopped, then it goes once its grace period is over."""
+        now = self.clock.monotonic()
+        if key not in self._ending:
+            self._ending[key] = now
+            if status_.started(pod):
+                for path, container in status_.containers(pod):
+                    if path.startswith("spec.containers") or container.get("restartPolicy") == "Always":
+                        await self._record(pod, node, "Killing", f"Stopping container {container['name']}", path)
+        remaining = self._ending[key] + _grace(pod, self.options.max_grace) - now
+        if remaining > 0:
+            self.queue.add_after(("pod", *key), remaining)
+            return
+        try:
+            await self.client.delete(PODS, *key, grace_period_seconds=0)
+        except errors.StatusError as exc:
+            if exc.code != 404:
+                raise
+
+    async def _collect_pods_of(self, node: str) -> None:
+        """kube's pod GC: a Node is gone, so are the pods bound to it."""
+        if await self._get(NODES, "", node) is not None:
+            return  # created again meanwhile
+        for key in sorted(self._pods_on.get(node, ())):
+            try:
+                await self.client.delete(PODS, *key, grace_period_seconds=0)
+            except errors.StatusError as exc:
+                if exc.code != 404:
+                    raise
+
+    # ------------------------------------------------------------------ helpers
+    async def _get(self, kind: Kind, namespace: str, name: str) -> dict | None:
+        try:
+            return await self.client.get(kind, namespace, name)
+        except errors.StatusError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    async def _warn(self, key: PodKey, pod: dict, node: str, message: str) -> None:
+        if self._warned.get(key) != message:
+            self._warned[key] = message
+            await self._record(pod, node, "FailedPrepareDynamicResources", message, warning=True, always=True)
+
+    async def _record(self, pod: dict, node: str, reason: str, message: str, field_path: str = "", *, warning: bool = False, always: bool = False) -> None:
+        if not (self.options.events or always):
+            return
+        moment = self.clock.now()
+        stamp = self._last_event_ns = max(int(moment.timestamp() * 1e9), self._last_event_ns + 1)
+        event = status_.event(pod, reason=reason, message=message, node=node, now=clocks.rfc3339(moment), name=f"{pod['metadata']['name']}.{stamp:x}", field_path=field_path, warning=warning)
+        try:
+            await self.client.create_event(event)
+        except errors.StatusError as exc:  # Events are best effort, as in client-go's recorder
+            log.debug("could not record event %s on %s: %s", reason, pod["metadata"]["name"], exc)
+
+    def _now(self) -> str:
+        return clocks.rfc3339(self.clock.now())
+
+
+def _internal_ip(node: dict) -> str:
+    for address in (node.get("status") or {}).get("addresses") or ():
+        if address.get("type") == "InternalIP":
+            return address.get("address", "")
+    return ""
+
+
+def _grace(pod: dict, max_grace: float) -> float:
+    """Seconds the pod is given to stop: its deletionGracePeriodSeconds (else its spec's, else
+    30), shortened to ``max_grace``."""
+    grace = pod["metadata"].get("deletionGracePeriodSeconds")
+    if grace is None:
+        grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    return max(0.0, min(float(DEFAULT_GRACE if grace is None else grace), max_grace))

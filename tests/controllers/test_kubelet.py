@@ -1,0 +1,313 @@
+"""The simulated kubelet in-process: a real registry behind LocalClient, the kubelet as a task."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mockapi import clock as clocks
+from mockapi.controllers.kubelet import OPT_OUT, Kubelet, KubeletOptions, _grace
+from tests.controllers.conftest import CLAIMS, EVENTS, NODES, PODS, get_or_none, new_client, running, settle, until
+
+
+def run(scenario, *, options: KubeletOptions = KubeletOptions(), clock=None):
+    async def main():
+        client = new_client()
+        kubelet = Kubelet(client, clock=clock, options=options)
+        async with running(kubelet):
+            return await asyncio.wait_for(scenario(client, kubelet), 10)
+
+    return asyncio.run(main())
+
+
+def node(name: str, *, annotations: dict | None = None, capacity: dict | None = None, pod_cidr: str | None = None) -> dict:
+    found: dict = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+    if annotations:
+        found["metadata"]["annotations"] = annotations
+    if pod_cidr:
+        found["spec"] = {"podCIDR": pod_cidr}
+    if capacity:
+        found["status"] = {"capacity": capacity}
+    return found
+
+
+def pod(name: str, node_name: str | None = "node-a", *, init: list[str] = (), claims: list[dict] | None = None, **spec) -> dict:
+    found_spec: dict = {"containers": [{"name": "app", "image": "nginx:1.27"}, {"name": "log", "image": "busybox"}], **spec}
+    if init:
+        found_spec["initContainers"] = [{"name": n, "image": "busybox"} for n in init]
+    if node_name:
+        found_spec["nodeName"] = node_name
+    if claims:
+        found_spec["deviceClaims"] = claims
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": found_spec}
+
+
+async def events_of(client, name: str) -> list[tuple[str, str, str]]:
+    items, _ = await client.list(EVENTS, "default")
+    found = [e for e in items if e["involvedObject"]["name"] == name]
+    return [(e["reason"], e["message"], e["involvedObject"].get("fieldPath", "")) for e in sorted(found, key=lambda e: e["metadata"]["name"])]
+
+
+def condition(obj: dict, kind: str) -> dict | None:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c["type"] == kind), None)
+
+
+async def running_pod(client, name: str) -> dict:
+    return await until(lambda: client.get(PODS, "default", name), lambda p: (p.get("status") or {}).get("phase") == "Running")
+
+
+# ------------------------------------------------------------------------ nodes
+def test_a_bare_node_gets_the_default_resources_addresses_node_info_and_a_ready_condition():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await settle(kubelet)
+        found = await client.get(NODES, "", "node-a")
+        status = found["status"]
+        assert status["capacity"] == status["allocatable"] == {"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "1Ti"}
+        assert status["addresses"] == [{"type": "InternalIP", "address": "10.0.0.1"}, {"type": "Hostname", "address": "node-a"}]
+        assert status["nodeInfo"]["kubeletVersion"] == "v1.32.0"
+        assert status["nodeInfo"]["operatingSystem"] == "linux"
+        assert [c["type"] for c in status["conditions"]] == ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"]
+        ready = condition(found, "Ready")
+        assert (ready["status"], ready["reason"], ready["message"]) == ("True", "KubeletReady", "kubelet is posting ready status")
+
+    run(scenario)
+
+
+def test_a_node_keeps_its_own_capacity_and_gets_it_as_allocatable_and_nodes_get_addresses_in_turn():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await client.create(NODES, node("node-b", capacity={"cpu": "4", "memory": "8Gi"}))
+        await settle(kubelet)
+        b = (await client.get(NODES, "", "node-b"))["status"]
+        assert b["capacity"] == b["allocatable"] == {"cpu": "4", "memory": "8Gi"}
+        assert b["addresses"][0] == {"type": "InternalIP", "address": "10.0.0.2"}
+
+    run(scenario, options=KubeletOptions(capacity={"cpu": "8", "memory": "16Gi", "pods": "10"}))
+
+
+def test_a_node_that_opts_out_is_left_alone_with_its_pods():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a", annotations={OPT_OUT: "false"}))
+        await client.create(PODS, pod("p"))
+        await settle(kubelet)
+        assert not (await client.get(NODES, "", "node-a")).get("status")
+        assert (await client.get(PODS, "default", "p"))["status"].get("phase", "Pending") == "Pending"
+
+    run(scenario)
+
+
+def test_heartbeats_refresh_the_conditions_last_heartbeat_time_only():
+    clock = clocks.FakeClock()
+
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await settle(kubelet)
+        before = condition(await client.get(NODES, "", "node-a"), "Ready")
+        clock.advance(10)
+        kubelet.queue.kick()
+        after = await until(lambda: client.get(NODES, "", "node-a"), lambda n: condition(n, "Ready")["lastHeartbeatTime"] != before["lastHeartbeatTime"])
+        ready = condition(after, "Ready")
+        assert ready["lastHeartbeatTime"] == clocks.rfc3339(clock.now())
+        assert ready["lastTransitionTime"] == before["lastTransitionTime"]
+
+    run(scenario, clock=clock, options=KubeletOptions(heartbeat_interval=10))
+
+
+# ------------------------------------------------------------------------- pods
+def test_a_bound_pod_runs_with_conditions_ips_container_statuses_and_the_kubelets_events():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await client.create(PODS, pod("p", init=["setup"]))
+        found = await running_pod(client, "p")
+        status = found["status"]
+        assert [c["type"] for c in status["conditions"]] == ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
+        assert all(c["status"] == "True" for c in status["conditions"])
+        assert (status["hostIP"], status["hostIPs"]) == ("10.0.0.1", [{"ip": "10.0.0.1"}])
+        assert (status["podIP"], status["podIPs"]) == ("10.244.0.2", [{"ip": "10.244.0.2"}])
+        assert status["startTime"]
+        app = status["containerStatuses"][0]
+        assert (app["name"], app["image"], app["ready"], app["started"], app["restartCount"]) == ("app", "nginx:1.27", True, True, 0)
+        assert app["containerID"].startswith("containerd://") and len(app["containerID"]) == len("containerd://") + 64
+        assert app["imageID"].startswith("nginx@sha256:")
+        assert "running" in app["state"]
+        setup = status["initContainerStatuses"][0]
+        assert setup["state"]["terminated"]["reason"] == "Completed" and setup["state"]["terminated"]["exitCode"] == 0
+        await settle(kubelet)
+        assert await events_of(client, "p") == [
+            ("Pulled", 'Container image "busybox" already present on machine', "spec.initContainers{setup}"),
+            ("Created", "Created container setup", "spec.initContainers{setup}"),
+            ("Started", "Started container setup", "spec.initContainers{setup}"),
+            ("Pulled", 'Container image "nginx:1.27" already present on machine', "spec.containers{app}"),
+            ("Created", "Created container app", "spec.containers{app}"),
+            ("Started", "Started container app", "spec.containers{app}"),
+            ("Pulled", 'Container image "busybox" already present on machine', "spec.containers{log}"),
+            ("Created", "Created container log", "spec.containers{log}"),
+            ("Started", "Started container log", "spec.containers{log}"),
+        ]
+        items, _ = await client.list(EVENTS, "default")
+        assert {(e["source"]["component"], e["source"]["host"]) for e in items} == {("kubelet", "node-a")}
+
+    run(scenario)
+
+
+def test_an_existing_pod_scheduled_condition_is_kept():
+    async def scenario(client, kubelet):
+        await client.create(PODS, pod("p"))
+        scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": "2023-05-05T05:05:05Z"}
+        await client.patch(PODS, "default", "p", {"status": {"conditions": [scheduled]}}, subresource="status")
+        await client.create(NODES, node("node-a"))
+        found = await running_pod(client, "p")
+        assert condition(found, "PodScheduled")["lastTransitionTime"] == "2023-05-05T05:05:05Z"
+
+    run(scenario)
+
+
+def test_pods_get_ips_from_their_nodes_range_and_host_network_pods_the_nodes_ip():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await client.create(NODES, node("node-b"))
+        await client.create(NODES, node("node-c", pod_cidr="192.168.7.0/24"))
+        await settle(kubelet)
+        for name, where in (("a1", "node-a"), ("a2", "node-a"), ("b1", "node-b"), ("c1", "node-c")):
+            await client.create(PODS, pod(name, where))
+        await client.create(PODS, pod("h", "node-b", hostNetwork=True))
+        ips = {name: (await running_pod(client, name))["status"]["podIP"] for name in ("a1", "a2", "b1", "c1", "h")}
+        assert ips == {"a1": "10.244.0.2", "a2": "10.244.0.3", "b1": "10.244.1.2", "c1": "192.168.7.2", "h": "10.0.0.2"}
+
+    run(scenario)
+
+
+def test_a_pod_waits_for_a_node_that_does_not_exist_yet_and_an_unbound_pod_is_not_touched():
+    async def scenario(client, kubelet):
+        await client.create(PODS, pod("p", "node-later"))
+        await client.create(PODS, pod("unbound", None))
+        await settle(kubelet)
+        assert (await client.get(PODS, "default", "p"))["status"].get("phase", "Pending") == "Pending"
+        await client.create(NODES, node("node-later"))
+        await running_pod(client, "p")
+        await settle(kubelet)
+        assert (await client.get(PODS, "default", "unbound"))["status"].get("phase", "Pending") == "Pending"
+
+    run(scenario)
+
+
+def test_the_start_delay_is_honoured():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await settle(kubelet)
+        await client.create(PODS, pod("p"))
+        await settle(kubelet)
+        assert (await client.get(PODS, "default", "p"))["status"].get("phase", "Pending") == "Pending"
+        await running_pod(client, "p")
+
+    run(scenario, options=KubeletOptions(start_delay=0.1))
+
+
+def claim(name: str) -> dict:
+    return {"apiVersion": CLAIMS.api_version, "kind": "DeviceClaim", "metadata": {"name": name, "namespace": "default"}, "spec": {"claims": [{"deviceClass": "gpu"}]}}
+
+
+async def allocate(client, name: str, pods: list[str]) -> None:
+    status = {"allocations": [{"devicePoolName": "pool-a", "deviceName": "dev-0"}], "podNames": pods}
+    await client.patch(CLAIMS, "default", name, {"status": status}, subresource="status")
+
+
+def test_a_pod_starts_only_once_its_claims_are_allocated_and_reserved_for_it():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await client.create(CLAIMS, claim("shared"))
+        await client.create(PODS, pod("p", claims=[{"name": "gpu", "claimName": "shared"}]))
+        await settle(kubelet)
+        assert (await client.get(PODS, "default", "p"))["status"].get("phase", "Pending") == "Pending"
+        await allocate(client, "shared", ["someone-else"])
+        await settle(kubelet)
+        assert (await client.get(PODS, "default", "p"))["status"].get("phase", "Pending") == "Pending"
+        await allocate(client, "shared", ["someone-else", "p"])
+        await running_pod(client, "p")
+        await settle(kubelet)
+        warnings = [(r, m) for r, m, _ in await events_of(client, "p") if r == "FailedPrepareDynamicResources"]
+        assert warnings[0] == ("FailedPrepareDynamicResources", "Failed to prepare dynamic resources: DeviceClaim default/shared is not allocated")
+        assert warnings[1][1].startswith("Failed to prepare dynamic resources: pod p (")
+        assert "is not allowed to use DeviceClaim shared" in warnings[1][1]
+        assert len(warnings) == 2  # once per reason, not once per retry
+
+    run(scenario)
+
+
+def test_a_claim_made_for_the_pod_is_found_through_its_device_claim_statuses():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await client.create(PODS, pod("p", claims=[{"name": "gpu", "claimTemplateName": "tpl"}]))
+        await settle(kubelet)
+        assert (await events_of(client, "p"))[-1][1] == 'Failed to prepare dynamic resources: pod "p": DeviceClaim for entry "gpu" not created yet'
+        await client.create(CLAIMS, claim("p-gpu-abcde"))
+        await client.patch(PODS, "default", "p", {"status": {"deviceClaimStatuses": [{"name": "gpu", "deviceClaimName": "p-gpu-abcde"}]}}, subresource="status")
+        await settle(kubelet)
+        assert (await events_of(client, "p"))[-1][1] == "Failed to prepare dynamic resources: DeviceClaim default/p-gpu-abcde is not allocated"
+        await allocate(client, "p-gpu-abcde", ["p"])
+        await running_pod(client, "p")
+
+    run(scenario)
+
+
+# --------------------------------------------------------------------- endings
+def test_a_deleted_running_pod_gets_killing_events_and_is_deleted_with_grace_zero():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await client.create(PODS, {**pod("p"), "metadata": {"name": "p", "namespace": "default", "finalizers": ["example.com/hold"]}})
+        await running_pod(client, "p")
+        await client.delete(PODS, "default", "p")
+        await until(lambda: asyncio.sleep(0, client.deletes), lambda d: ("Pod", "default", "p", "", 0) in d)
+        await settle(kubelet)
+        killing = [(r, m, f) for r, m, f in await events_of(client, "p") if r == "Killing"]
+        assert killing == [("Killing", "Stopping container app", "spec.containers{app}"), ("Killing", "Stopping container log", "spec.containers{log}")]
+
+    run(scenario)
+
+
+def test_the_grace_period_is_the_pods_shortened_to_the_maximum():
+    meta = {"name": "p", "deletionGracePeriodSeconds": 30}
+    assert _grace({"metadata": meta}, 5) == 5
+    assert _grace({"metadata": {**meta, "deletionGracePeriodSeconds": 2}}, 5) == 2
+    assert _grace({"metadata": {"name": "p"}, "spec": {"terminationGracePeriodSeconds": 1}}, 5) == 1
+    assert _grace({"metadata": {"name": "p"}}, 60) == 30
+    assert _grace({"metadata": meta}, 0) == 0
+
+
+def test_pods_of_a_deleted_node_are_deleted():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await client.create(NODES, node("node-b"))
+        await client.create(PODS, pod("on-a", "node-a"))
+        await client.create(PODS, pod("on-b", "node-b"))
+        await running_pod(client, "on-a")
+        await client.delete(NODES, "", "node-a")
+        await until(lambda: get_or_none(client, PODS, "on-a"), lambda p: p is None)
+        assert ("Pod", "default", "on-a", "", 0) in client.deletes
+        assert await get_or_none(client, PODS, "on-b") is not None
+
+    run(scenario)
+
+
+def test_a_restarted_kubelet_leaves_running_pods_and_reported_nodes_as_they_are():
+    async def main():
+        client = new_client()
+        first = Kubelet(client)
+        async with running(first):
+            await client.create(NODES, node("node-a"))
+            await client.create(PODS, pod("p"))
+            await running_pod(client, "p")
+            await settle(first)
+        before_pod, before_node = await client.get(PODS, "default", "p"), await client.get(NODES, "", "node-a")
+        before_events = await events_of(client, "p")
+        second = Kubelet(client)
+        async with running(second):
+            await client.create(PODS, pod("q"))
+            q = await running_pod(client, "q")
+            await settle(second)
+            assert q["status"]["podIP"] == "10.244.0.3"  # p keeps .2
+            assert (await client.get(PODS, "default", "p"))["metadata"]["resourceVersion"] == before_pod["metadata"]["resourceVersion"]
+            assert (await client.get(NODES, "", "node-a"))["metadata"]["resourceVersion"] == before_node["metadata"]["resourceVersion"]
+            assert await events_of(client, "p") == before_events
+
+    asyncio.run(main())
