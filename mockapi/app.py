@@ -1,7 +1,8 @@
 """The composition root: settings in, a ready ASGI application out.
 
 Wires the store, the type registry (built-in kinds, then our CRDs), the REST registry, the HTTP
-edge (the thin Kubernetes dispatcher in front, FastAPI behind it for the cold endpoints) and
+edge (the thin Kubernetes dispatcher in front, FastAPI behind it for the cold endpoints, built on
+their first request: :mod:`mockapi.http.cold`) and
 loads the start-up manifests.
 """
 
@@ -18,7 +19,7 @@ from mockapi import clock as clocks
 from mockapi import errors, gvk, loader, logs
 from mockapi import metrics as metrics_
 from mockapi.controllers.gate import AllocationGate
-from mockapi.http import control, endpoints, openapi, responses
+from mockapi.http import cold, control, openapi, responses
 from mockapi.http import discovery as discovery_
 from mockapi.http.kube import KubeAPI
 from mockapi.registry import builtin
@@ -54,6 +55,7 @@ class Server:
     metrics: metrics_.Metrics | None = None
     requests: control.RequestLog | None = None
     allocator: object | None = None  # the in-process allocator (mockapi.controllers.allocator), when enabled
+    scheduler: object | None = None  # the in-process pod scheduler (mockapi.controllers.scheduler), when enabled
 
     async def start_background(self) -> None:
         for run in self.background:
@@ -107,7 +109,7 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
         watch_settings={"bookmark_interval": settings.bookmark_interval, "min_request_timeout": settings.min_request_timeout},
     )
     server = Server(settings=settings, store=store, types=types, registry=registry, app=None)
-    fallback = endpoints.create_app(openapi.OpenAPI(types))
+    fallback = cold.Deferred(functools.partial(_cold_endpoints, types))
 
     async def app(scope, receive, send):
         if scope["type"] == "http":
@@ -123,9 +125,45 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
     server.app = app
     _observe(server, kube, fallback)
     _mount_allocator(server, fallback)
+    _mount_pod_controllers(server)
     if settings.load:
         server.loaded = loader.load_paths(registry, settings.load)
     return server
+
+
+def _mount_pod_controllers(server: Server) -> None:
+    """The pods' claims controller and the scheduler (beside the allocator, sharing its ledger), the
+    simulated kubelet and the garbage collector — each when enabled, as background tasks."""
+    settings = server.settings
+    if not (settings.scheduler or settings.kubelet or settings.garbage_collector):
+        return
+    from mockapi.client import LocalClient
+
+    client = LocalClient(server.registry)
+    clock = server.registry.clock
+    if settings.scheduler:
+        from mockapi.controllers import pods as pod_controllers
+
+        if server.allocator is None:
+            raise ValueError("the scheduler needs the allocator in the same process (one ledger of held devices)")
+        server.scheduler, podclaims = pod_controllers.scheduler_with_claims(client, server.allocator, config_path=settings.scheduler_config, clock=clock)
+        server.background.append(podclaims.run)
+        server.background.append(server.scheduler.run)
+    if settings.kubelet:
+        from mockapi.controllers.kubelet import Kubelet
+
+        server.registry.kubelet = True  # bound pods are deleted gracefully, for the kubelet to end
+        server.background.append(Kubelet(client, clock=clock).run)
+    if settings.garbage_collector:
+        from mockapi.controllers.gc import GarbageCollector
+
+        server.background.append(GarbageCollector(client, clock=clock).run)
+
+
+def _cold_endpoints(types: TypeRegistry):
+    from mockapi.http import endpoints  # FastAPI: imported on the first request that needs it
+
+    return endpoints.create_app(openapi.OpenAPI(types))
 
 
 def _observe(server: Server, kube: KubeAPI, fallback) -> None:
@@ -149,7 +187,8 @@ def _observe(server: Server, kube: KubeAPI, fallback) -> None:
         except loader.LoadError as exc:
             raise errors.bad_request(str(exc)) from None
 
-    control.mount(fallback, control.ControlPlane(registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate))
+    plane = control.ControlPlane(registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate)
+    fallback.mount(lambda app: control.mount(app, plane))
     fallback.add_route("/metrics", server.metrics.endpoint(), methods=["GET"])
 
 

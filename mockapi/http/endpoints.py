@@ -6,9 +6,7 @@ Everything under ``/api`` and ``/apis`` goes through the thin dispatcher in
 
 from __future__ import annotations
 
-import json
 import platform
-from collections.abc import Iterable
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -17,6 +15,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from mockapi import __version__, errors
 from mockapi.http import responses
+from mockapi.http.health import HEALTH_CHECKS, health_report
 
 KUBE_MINOR = "32"
 JSON = "application/json"
@@ -35,21 +34,6 @@ def version_info() -> dict:
         "compiler": "gc",
         "platform": f"linux/{machine}",
     }
-
-
-HEALTH_CHECKS = ("ping", "store")
-
-
-def health_report(name: str, *, excluded: Iterable[str] = ()) -> str:
-    """The verbose body of ``/healthz``, ``/livez`` or ``/readyz`` as kube-apiserver writes it
-    (apiserver ``healthz.handleRootHealth``): one line per check, ``exclude``d ones marked."""
-    excluded = set(excluded)
-    unknown = excluded - set(HEALTH_CHECKS)
-    lines = [f"[+]{check} excluded: ok" if check in excluded else f"[+]{check} ok" for check in HEALTH_CHECKS]
-    if unknown:
-        quoted = ",".join(json.dumps(check) for check in sorted(unknown))
-        lines.append(f"warn: some health checks cannot be excluded: no matches for {quoted}")
-    return "\n".join(lines + [f"{name} check passed"]) + "\n"
 
 
 def create_app(openapi) -> FastAPI:
