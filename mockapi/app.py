@@ -55,6 +55,7 @@ class Server:
     metrics: metrics_.Metrics | None = None
     requests: control.RequestLog | None = None
     allocator: object | None = None  # the in-process allocator (mockapi.controllers.allocator), when enabled
+    scheduler: object | None = None  # the in-process pod scheduler (mockapi.controllers.scheduler), when enabled
 
     async def start_background(self) -> None:
         for run in self.background:
@@ -124,9 +125,39 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
     server.app = app
     _observe(server, kube, fallback)
     _mount_allocator(server, fallback)
+    _mount_pod_controllers(server)
     if settings.load:
         server.loaded = loader.load_paths(registry, settings.load)
     return server
+
+
+def _mount_pod_controllers(server: Server) -> None:
+    """The pods' claims controller and the scheduler (beside the allocator, sharing its ledger), the
+    simulated kubelet and the garbage collector — each when enabled, as background tasks."""
+    settings = server.settings
+    if not (settings.scheduler or settings.kubelet or settings.garbage_collector):
+        return
+    from mockapi.client import LocalClient
+
+    client = LocalClient(server.registry)
+    clock = server.registry.clock
+    if settings.scheduler:
+        from mockapi.controllers import pods as pod_controllers
+
+        if server.allocator is None:
+            raise ValueError("the scheduler needs the allocator in the same process (one ledger of held devices)")
+        server.scheduler, podclaims = pod_controllers.scheduler_with_claims(client, server.allocator, config_path=settings.scheduler_config, clock=clock)
+        server.background.append(podclaims.run)
+        server.background.append(server.scheduler.run)
+    if settings.kubelet:
+        from mockapi.controllers.kubelet import Kubelet
+
+        server.registry.kubelet = True  # bound pods are deleted gracefully, for the kubelet to end
+        server.background.append(Kubelet(client, clock=clock).run)
+    if settings.garbage_collector:
+        from mockapi.controllers.gc import GarbageCollector
+
+        server.background.append(GarbageCollector(client, clock=clock).run)
 
 
 def _cold_endpoints(types: TypeRegistry):

@@ -51,6 +51,14 @@ class Kind:
 
 
 EVENTS = Kind("v1", "Event")
+PODS = Kind("v1", "Pod")
+
+
+def binding(name: str, uid: str, node_name: str) -> dict:
+    """The v1 Binding kube-scheduler POSTs to ``pods/{name}/binding`` (the uid guards against a
+    pod deleted and made again under the same name)."""
+    meta = {"name": name, "uid": uid} if uid else {"name": name}
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": meta, "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
 
 
 @dataclass
@@ -69,6 +77,7 @@ class Client(Protocol):
     async def patch(self, kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "") -> dict: ...  # JSON merge patch
     async def delete(self, kind: Kind, namespace: str, name: str, *, propagation_policy: str = "", grace_period_seconds: int | None = None) -> None: ...
     async def create_event(self, event: dict) -> None: ...
+    async def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None: ...  # POST pods/{name}/binding
 
 
 def _key(obj: dict) -> tuple[str, str]:
@@ -161,6 +170,9 @@ class LocalClient:
 
     async def create_event(self, event: dict) -> None:
         await self.create(EVENTS, event)
+
+    async def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
+        self.registry.bind(self._rt(PODS), namespace, name, binding(name, uid, node_name), self._write_options())
 
     async def watch(self, kind: Kind, namespace: str = "") -> AsyncIterator[WatchEvent]:
         view, synced = _View(), False
@@ -330,6 +342,10 @@ class KubeClient:
 
     async def create_event(self, event: dict) -> None:
         await self.create(EVENTS, event)
+
+    async def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
+        path = await self._path(PODS, namespace, name, "binding")
+        await self._request("POST", path, body=binding(name, uid, node_name))
 
     # ---------------------------------------------------------------- watch
     async def watch(self, kind: Kind, namespace: str = "") -> AsyncIterator[WatchEvent]:

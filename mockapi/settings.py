@@ -34,3 +34,12 @@ class Settings:
     allocation_policy: str = "binpack"  # binpack, first-fit or spread (ALLOCATOR.md rule 12)
     allocation_budget_steps: int = 200_000  # search steps per allocation cycle
     allocation_budget_seconds: float = 0.25  # wall time per allocation cycle
+    # The pod scheduler (mockapi.controllers.scheduler) and the pods' claims controller: they run
+    # with the allocator (one process, one ledger of held devices); `mockapi serve` turns them on
+    # unless --no-scheduler.
+    scheduler: bool = False
+    scheduler_config: Path | None = None  # a KubeSchedulerConfiguration file (kube's default profile without)
+    # The simulated kubelet (mockapi.controllers.kubelet) and the garbage collector (mockapi.controllers.gc).
+    kubelet: bool = False
+    garbage_collector: bool = False
+

@@ -117,17 +117,6 @@ def device_claim_errors(spec: dict) -> list[errors.FieldError]:
     return problems
 
 
-def claim_sources(pod: dict) -> list[tuple[str, str, Any]]:
-    """(entry name, source kind, value) of each of a pod's device claims, in spec order."""
-    found = []
-    for entry in (pod.get("spec") or {}).get("deviceClaims") or []:
-        for key in CLAIM_SOURCES:
-            if entry.get(key) is not None:
-                found.append((entry["name"], key, entry[key]))
-                break
-    return found
-
-
 # ------------------------------------------------------------------ updates
 def spec_update_errors(new: dict, old: dict) -> list[errors.FieldError]:
     """ValidatePodUpdate: the spec as stored, but for the fields a pod update may change."""

@@ -51,12 +51,21 @@ def _allocations(claim: dict | None) -> bool:
     return bool(((claim or {}).get("status") or {}).get("allocations"))
 
 
+def pod_owned(claim: dict) -> bool:
+    """A claim made for a pod (controller ownerReference of kind Pod): the scheduler allocates it,
+    with the pod's node (SCHEDULER.md "Who allocates which claim")."""
+    return any(
+        ref.get("controller") and ref.get("kind") == "Pod" and ref.get("apiVersion") == "v1"
+        for ref in claim["metadata"].get("ownerReferences") or ()
+    )
+
+
 def needs_action(old: ClaimRecord | None, new: dict) -> bool:
     """Whether a claim event calls for the worker (our own status writes do not)."""
     meta = new["metadata"]
     if meta.get("deletionTimestamp"):
         return kinds.FINALIZER in (meta.get("finalizers") or [])
-    if _allocations(new):
+    if _allocations(new) or pod_owned(new):
         return False
     if old is None or old.allocated:
         return True  # new, or deallocated: allocate (again)
@@ -77,6 +86,9 @@ class Allocator:
         self._tasks: list[asyncio.Task] = []
         self.held: list | None = None  # informer events held back while a cycle (or explain) runs
         self._holder = asyncio.Lock()  # one holder of the cache at a time: a cycle, or explain
+        # told (resource, action, object) of every device event the cache took: the scheduler's
+        # DeviceClaims plugin keeps its claims from them and requeues the pods they may help
+        self.listeners: list = []
 
     # ------------------------------------------------------------------ running
     async def run(self) -> None:
@@ -139,6 +151,7 @@ class Allocator:
     def _on_pool(self, event_type: str, obj: dict) -> None:
         if self.cache.apply_pool(event_type, obj):
             self.queue.wake(kinds.POOLS_CHANGED)
+            self._tell("DevicePool", event_type, obj)
 
     def _on_node(self, event_type: str, obj: dict) -> None:
         if self.cache.apply_node(event_type, obj):
@@ -147,6 +160,12 @@ class Allocator:
     def _on_class(self, event_type: str, obj: dict) -> None:
         if self.cache.apply_class(event_type, obj):
             self.queue.wake(kinds.CLASSES_CHANGED)
+            self._tell("DeviceClass", event_type, obj)
+
+    def _tell(self, resource: str, event_type: str, obj: dict, action: str = "") -> None:
+        action = action or {ADDED: "Add", MODIFIED: "Update", DELETED: "Delete"}.get(event_type, "Update")
+        for listener in self.listeners:
+            listener(resource, action, obj)
 
     def _on_claim(self, event_type: str, obj: dict) -> None:
         key = ClaimKey.of(obj)
@@ -161,6 +180,10 @@ class Allocator:
             self.queue.add(key, priority(obj))
         if change.freed:
             self.queue.wake(kinds.CAPACITY_FREED)
+        if self.listeners and obj.get("kind", kinds.CLAIMS.kind) == kinds.CLAIMS.kind:
+            self._tell("DeviceClaim", event_type, obj)
+            if change.freed and event_type != DELETED:
+                self._tell("DeviceClaim", event_type, obj, action="Deallocate")
 
     # --------------------------------------------------------------- reconcile
     async def reconcile(self, key: ClaimKey) -> None:

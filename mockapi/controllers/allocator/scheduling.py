@@ -1,0 +1,271 @@
+"""The scheduler's DeviceClaims plugin, backed by the allocator (SCHEDULER.md "Who allocates which claim").
+
+A claim owned by a pod (controller ownerReference of kind Pod) is allocated in that pod's
+scheduling cycle, jointly with the node choice: PreFilter reads the pod's claims and runs the
+allocator's first steps once per claim (ValidateSpec, ResolveClasses, FilterDevices); Filter runs
+the allocator's search on each node for all the pod's pending claims together (each claim's
+devices held tentatively while the next is searched, network pools combining with any node);
+Reserve holds the chosen devices in the allocator's one ledger; PreBind writes each claim's status
+as the allocator writes it (allocations, configs, ``nodeName``, the Allocated condition, its
+finalizer) with ``status.podNames`` listing the pod. A claim named by ``claimName`` must be
+allocated already (by the allocator): it pins the pod to its ``status.nodeName`` and gets the pod
+added to ``podNames`` in PreBind.
+
+One process, one ledger: the plugin and the allocator share :class:`~.cache.Cache`. The scheduler
+holds the allocator's cache (:meth:`Allocator.holding`) through the scheduling cycle of a pod with
+claims, and PreBind holds it while it updates the cache, so the allocator never plans in its worker
+thread on a cache the scheduler is changing. Devices a pod reserved are held under a key of their
+own until PreBind's status write lands in the cache, so no informer event in between can free
+them, and the allocator never hands them to another claim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from mockapi import clock as clocks, errors
+from mockapi.client import Client
+from mockapi.controllers.allocator import classes, configs, kinds, request, status as status_
+from mockapi.controllers.allocator.budget import Budget, Exhausted, Preempted
+from mockapi.controllers.allocator.cycle import _nodes, _too_few
+from mockapi.controllers.allocator.search import NodeSearch, Solution
+from mockapi.controllers.keys import ClaimKey
+from mockapi.controllers.podclaims import claim_names, claim_sources, controller_pod_uid
+from mockapi.controllers.scheduler import events
+from mockapi.controllers.scheduler.plugins.device_claims import DeviceClaimsPlugin
+from mockapi.controllers.scheduler.status import SUCCESS, error, unresolvable, unschedulable  # noqa: F401
+
+log = logging.getLogger("mockapi.scheduler.devices")
+CANNOT_ALLOCATE = "cannot allocate all claims"  # kube's DRA Filter reason
+WRITE_ATTEMPTS = 5
+
+
+@dataclass
+class Pending:
+    key: ClaimKey
+    claim: dict
+    rows: list
+    match: tuple
+
+
+@dataclass
+class PodClaims:
+    """What PreFilter found for one pod, kept in the cycle state."""
+
+    pending: list[Pending] = field(default_factory=list)  # pod-owned, to allocate with the node
+    allocated: list[dict] = field(default_factory=list)  # allocated already: reserve for the pod
+    solutions: dict[str, dict[ClaimKey, Solution]] = field(default_factory=dict)  # node → claim → devices
+
+
+def reserved_key(key: ClaimKey) -> ClaimKey:
+    """The ledger key a pod's reservation holds devices under until the claim's status says so."""
+    return ClaimKey(key.namespace, key.name, "reserved:" + key.kind)
+
+
+class AllocatorDevices(DeviceClaimsPlugin):
+    EVENTS = events.DEVICE_EVENTS + (
+        events.ClusterEvent(events.DEVICE_CLAIM, events.ADD),
+        events.ClusterEvent(events.DEVICE_CLAIM, events.UPDATE),  # a shared claim allocated at last
+    )
+
+    def __init__(self, allocator, client: Client, *, clock: clocks.Clock | None = None) -> None:
+        super().__init__()
+        self.allocator = allocator
+        self.client = client
+        self.clock = clock or allocator.clock
+        self.claims: dict[tuple[str, str], dict] = {}  # every DeviceClaim, as the allocator's informer saw it
+        self.reservations: dict[str, list[ClaimKey]] = {}  # pod uid → reserved ledger keys
+        self.notify = None  # the scheduler's on_event, once wired
+        allocator.listeners.append(self._on_allocator_event)
+
+    # ------------------------------------------------------------ events in
+    def _on_allocator_event(self, resource: str, action: str, obj: dict) -> None:
+        if resource == events.DEVICE_CLAIM:
+            meta = obj["metadata"]
+            key = (meta.get("namespace", ""), meta["name"])
+            if action == events.DELETE:
+                self.claims.pop(key, None)
+            else:
+                self.claims[key] = obj
+        if self.notify is not None:
+            self.notify(events.ClusterEvent(resource, action))
+
+    # ------------------------------------------------------------ preFilter
+    def pre_filter(self, state, pod, snapshot):
+        sources = claim_sources(pod)
+        if not sources:
+            state.skip_filter.add(self.NAME)
+            return SUCCESS
+        meta = pod["metadata"]
+        namespace, uid = meta.get("namespace", ""), meta.get("uid", "")
+        names = claim_names(pod)
+        found = PodClaims()
+        pinned: str | None = None
+        for entry, source, value in sources:
+            name = names.get(entry)
+            if name is None:
+                origin = f' from DeviceClaimTemplate "{value}"' if source == "claimTemplateName" else ""
+                return unresolvable(f'waiting for the device claim of entry "{entry}"{origin} to be created')
+            claim = self.claims.get((namespace, name))
+            if claim is None:
+                return unresolvable(f'device claim "{name}" not found')
+            if claim["metadata"].get("deletionTimestamp"):
+                return unresolvable(f'device claim "{name}" is being deleted')
+            owner = controller_pod_uid(claim)
+            if source != "claimName" and owner != uid:
+                return unresolvable(f'device claim "{name}" was not created for this pod')
+            status = claim.get("status") or {}
+            if status.get("allocations"):
+                node = status.get("nodeName")
+                if node and pinned and node != pinned:
+                    return unresolvable(f'device claims "{name}" and others are allocated on different nodes')
+                pinned = node or pinned
+                found.allocated.append(claim)
+            elif owner and owner == uid:
+                prepared = self._prepare(claim)
+                if isinstance(prepared, kinds.Failure):
+                    return unresolvable(f'device claim "{name}": {prepared.message}')
+                found.pending.append(prepared)
+            else:
+                return unresolvable(f'device claim "{name}" is not allocated yet')
+        state[self.NAME] = found
+        if pinned:
+            state[("node_names", self.NAME)] = {pinned}
+        if not found.pending:
+            state.skip_filter.add(self.NAME)
+        return SUCCESS
+
+    def _prepare(self, claim: dict) -> Pending | kinds.Failure:
+        """ValidateSpec → ResolveClasses → FilterDevices, once per claim and cycle."""
+        cache = self.allocator.cache
+        validated = request.validate(claim)
+        if isinstance(validated, kinds.Failure):
+            return validated
+        entries = classes.resolve(validated, cache.classes)
+        if isinstance(entries, kinds.Failure):
+            return entries
+        try:
+            rows = self.allocator.planner.filter.run(entries, cache.inventory(), validated.match, self._budget())
+        except (Exhausted, Preempted) as exc:
+            return kinds.failure(kinds.ALLOCATION_TIMEOUT, f"filtering the devices took too long: {exc}")
+        if isinstance(rows, kinds.Failure):
+            return rows
+        return Pending(ClaimKey.of(claim), claim, rows, validated.match)
+
+    def _budget(self) -> Budget:
+        return Budget(self.allocator.planner.limits, clock=self.clock.monotonic, may_wait=False)
+
+    # --------------------------------------------------------------- filter
+    def filter(self, state, pod, node_info):
+        found: PodClaims = state[self.NAME]
+        ledger, inventory = self.allocator.cache.ledger, self.allocator.cache.inventory()
+        chosen: dict[ClaimKey, Solution] = {}
+        tentative: list[ClaimKey] = []
+        try:
+            for pending in found.pending:
+                node = node_info.name if _nodes(pending.rows, inventory) != [None] else None
+                if _too_few(node, pending.rows, ledger):
+                    return unschedulable(CANNOT_ALLOCATE)
+                try:
+                    solution = NodeSearch(node, pending.rows, ledger, pending.match, self._budget()).run()
+                except (Exhausted, Preempted):
+                    return unschedulable(CANNOT_ALLOCATE)
+                if solution is None:
+                    return unschedulable(CANNOT_ALLOCATE)
+                chosen[pending.key] = solution
+                held = ClaimKey(pending.key.namespace, pending.key.name, "tentative:" + pending.key.kind)
+                ledger.set_claim(held, {"allocations": status_.entries(solution)})
+                tentative.append(held)
+        finally:
+            for held in tentative:
+                ledger.release(held)
+        found.solutions[node_info.name] = chosen
+        return SUCCESS
+
+    # ------------------------------------------------------ reserve/unreserve
+    def reserve(self, state, pod, node_name):
+        found: PodClaims | None = state.get(self.NAME)
+        if found is None:
+            return SUCCESS
+        ledger = self.allocator.cache.ledger
+        keys = []
+        for key, solution in found.solutions.get(node_name, {}).items():
+            held = reserved_key(key)
+            ledger.set_claim(held, {"allocations": status_.entries(solution)})
+            keys.append(held)
+        self.reservations[pod["metadata"].get("uid", "")] = keys
+        return SUCCESS
+
+    def unreserve(self, state, pod, node_name) -> None:
+        keys = self.reservations.pop(pod["metadata"].get("uid", ""), [])
+        if not keys:
+            return
+        if self.allocator.held is not None:  # someone holds the cache still: release when they are done
+            self.allocator.held.append((lambda _type, _obj: self._release(keys), "", None))
+        else:
+            self._release(keys)
+
+    def _release(self, keys: list[ClaimKey]) -> None:
+        freed = False
+        for held in keys:
+            freed = self.allocator.cache.ledger.release(held) or freed
+        if freed:
+            self.allocator.queue.wake(kinds.CAPACITY_FREED)
+
+    # -------------------------------------------------------------- preBind
+    async def pre_bind(self, state, pod, node_name):
+        found: PodClaims | None = state.get(self.NAME)
+        if found is None:
+            return SUCCESS
+        name = pod["metadata"]["name"]
+        try:
+            for pending in found.pending:
+                solution = found.solutions.get(node_name, {}).get(pending.key)
+                if solution is None:
+                    return error(f'no devices were reserved for device claim "{pending.key.name}" on node {node_name}')
+                picked = await configs.dereference(self.client, solution, pending.key.namespace)
+                if isinstance(picked, kinds.Failure):
+                    return unschedulable(f'device claim "{pending.key.name}": {picked.message}')
+                written = await self._write(pending.key, name, lambda claim: status_.allocated(
+                    claim, solution, picked, generation=claim["metadata"].get("generation", 0), now=self._now()), finalizer=True)
+                await self.allocator._record(written, kinds.ALLOCATED, status_.allocated_message(solution), warning=False)
+            for claim in found.allocated:
+                await self._write(ClaimKey.of(claim), name, lambda claim: dict(claim.get("status") or {}))
+        except errors.StatusError as exc:
+            return error(f"writing the device claims' status failed: {exc.message}")
+        finally:
+            keys = self.reservations.pop(pod["metadata"].get("uid", ""), [])
+            async with self.allocator.holding():
+                for held in keys:
+                    self.allocator.cache.ledger.release(held)  # the claims' statuses hold them now (or nothing does)
+        return SUCCESS
+
+    async def _write(self, key: ClaimKey, pod_name: str, status_of, *, finalizer: bool = False) -> dict:
+        """Write a claim's status with ``pod_name`` in ``podNames`` (resourceVersion preconditions,
+        re-read and retried on conflict), and let the allocator's cache see it at once."""
+        for attempt in range(WRITE_ATTEMPTS):
+            claim = await self.client.get(key.api_kind, key.namespace, key.name)
+            finalizers = claim["metadata"].get("finalizers") or []
+            try:
+                if finalizer and kinds.FINALIZER not in finalizers:
+                    claim = await self.allocator._set_finalizers(key, claim, finalizers + [kinds.FINALIZER])
+                status = status_of(claim)
+                users = list(status.get("podNames") or [])
+                if pod_name not in users:
+                    status["podNames"] = users + [pod_name]
+                written = await self.client.update_status(key.api_kind, {**claim, "status": status})
+            except errors.StatusError as exc:
+                if exc.code == 409 and attempt + 1 < WRITE_ATTEMPTS:
+                    await asyncio.sleep(0)
+                    continue
+                raise
+            async with self.allocator.holding():
+                self.allocator.cache.apply_claim("MODIFIED", written)
+            self.claims[(key.namespace, key.name)] = written
+            return written
+        raise AssertionError("unreachable")
+
+    def _now(self) -> str:
+        return clocks.rfc3339(self.clock.now())
