@@ -271,14 +271,15 @@ class Kubelet:
         return ipaddress.ip_network((base.network_address + index * size, NODE_MASK))
 
     def _pod_ip(self, node: str, pod: PodKey) -> str:
+        """The lowest free address of the node's range after the first (the node's bridge)."""
         ips = self._pod_ips.setdefault(node, {})
-        for ip, owner in ips.items():
-            if owner == pod:
+        network = self._pod_network(node)
+        first, size = int(network.network_address), network.num_addresses
+        for offset in range(2, size - 1 if size > 2 else size):
+            ip = str(ipaddress.ip_address(first + offset))
+            if ips.get(ip, pod) == pod:
+                ips[ip] = pod
                 return ip
-        for host in list(self._pod_network(node).hosts())[1:]:  # the first is the node's bridge
-            if str(host) not in ips:
-                ips[str(host)] = pod
-                return str(host)
         raise RuntimeError(f"no pod IP left on node {node}")
 
     # --------------------------------------------------------------------- pods

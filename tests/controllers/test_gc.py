@@ -303,3 +303,19 @@ def test_no_dependent_of_a_deleted_owner_survives_unless_orphaned_and_nothing_el
             assert {r["name"] for r in left[f"o{i}"]["metadata"].get("ownerReferences") or ()} == {f"o{j}" for j in refs[i]}
 
     run(scenario)
+
+
+def test_foreground_deletes_dependents_with_dependents_of_their_own_in_the_foreground_too():
+    async def scenario(client, gc):
+        owner = await client.create(CONFIGMAPS, configmap("owner"))
+        middle = await client.create(CONFIGMAPS, configmap("middle", ref(owner, block=True)))
+        await client.create(CONFIGMAPS, configmap("leaf", ref(middle, block=True)))
+        await client.create(CONFIGMAPS, configmap("side", ref(owner, block=True)))
+        await settle(gc)
+        await delete_with_policy(client, CONFIGMAPS, "owner", "Foreground")
+        await settle(gc)
+        assert await names(client) == set()
+        policies = {name: policy for kind, _, name, policy, _ in client.deletes}
+        assert policies["middle"] == "Foreground" and policies["side"] == "Background"
+
+    run(scenario)
