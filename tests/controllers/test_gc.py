@@ -319,3 +319,22 @@ def test_foreground_deletes_dependents_with_dependents_of_their_own_in_the_foreg
         assert policies["middle"] == "Foreground" and policies["side"] == "Background"
 
     run(scenario)
+
+
+def test_the_servers_own_propagation_finalizers_are_honoured():
+    async def scenario(client, gc):
+        owner = await client.create(CONFIGMAPS, configmap("owner"))
+        await client.create(CONFIGMAPS, configmap("blocking", ref(owner, block=True), finalizers=["example.com/hold"]))
+        keeper = await client.create(CONFIGMAPS, configmap("keeper"))
+        await client.create(CONFIGMAPS, configmap("kept", ref(keeper)))
+        await settle(gc)
+        await client.delete(CONFIGMAPS, "default", "owner", propagation_policy="Foreground")
+        await client.delete(CONFIGMAPS, "default", "keeper", propagation_policy="Orphan")
+        await settle(gc)
+        assert (await client.get(CONFIGMAPS, "default", "owner"))["metadata"]["finalizers"] == ["foregroundDeletion"]
+        assert "ownerReferences" not in (await client.get(CONFIGMAPS, "default", "kept"))["metadata"]
+        await client.patch(CONFIGMAPS, "default", "blocking", {"metadata": {"finalizers": None}})
+        await settle(gc)
+        assert await names(client) == {"kept"}
+
+    run(scenario)

@@ -12,6 +12,7 @@ from tests.controllers.conftest import CLAIMS, EVENTS, NODES, PODS, get_or_none,
 def run(scenario, *, options: KubeletOptions = KubeletOptions(), clock=None):
     async def main():
         client = new_client()
+        client.registry.kubelet = True  # as mockapi serve sets it: bound pods are deleted gracefully
         kubelet = Kubelet(client, clock=clock, options=options)
         async with running(kubelet):
             return await asyncio.wait_for(scenario(client, kubelet), 10)
@@ -261,6 +262,36 @@ def test_a_deleted_running_pod_gets_killing_events_and_is_deleted_with_grace_zer
         await settle(kubelet)
         killing = [(r, m, f) for r, m, f in await events_of(client, "p") if r == "Killing"]
         assert killing == [("Killing", "Stopping container app", "spec.containers{app}"), ("Killing", "Stopping container log", "spec.containers{log}")]
+
+    run(scenario)
+
+
+def test_a_pod_deleted_gracefully_ends_after_the_maximum_grace():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await client.create(PODS, pod("p"))
+        await running_pod(client, "p")
+        await client.delete(PODS, "default", "p")
+        terminating = await client.get(PODS, "default", "p")
+        assert terminating["metadata"]["deletionGracePeriodSeconds"] == 30
+        await settle(kubelet)
+        assert await get_or_none(client, PODS, "p") is not None  # within its (shortened) grace
+        await until(lambda: get_or_none(client, PODS, "p"), lambda p: p is None)
+        assert client.deletes[-1] == ("Pod", "default", "p", "", 0)
+        assert [r for r, _, _ in await events_of(client, "p")].count("Killing") == 2
+
+    run(scenario, options=KubeletOptions(max_grace=0.15))
+
+
+def test_a_pending_pod_deleted_gracefully_goes_at_once_without_killing_events():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await client.create(CLAIMS, claim("never"))
+        await client.create(PODS, pod("p", claims=[{"name": "gpu", "claimName": "never"}]))
+        await settle(kubelet)
+        await client.delete(PODS, "default", "p")
+        await until(lambda: get_or_none(client, PODS, "p"), lambda p: p is None)
+        assert "Killing" not in [r for r, _, _ in await events_of(client, "p")]
 
     run(scenario)
 
