@@ -39,6 +39,11 @@ def test_building_a_server_imports_none_of_what_start_up_does_not_need():
     assert not loaded & set(NOT_AT_START_UP)
 
 
+def test_the_cel_runtime_is_loaded_by_the_first_expression_not_by_start_up():
+    assert "cel_expr_python" not in _modules_after("from mockapi import app\nfrom mockapi.settings import Settings\napp.build(Settings(allocator=True))")
+    assert "cel_expr_python" in _modules_after("from mockapi import cel\ncel.compile('device.numa == \"0\"')")
+
+
 def test_the_command_line_imports_no_server_until_a_command_runs():
     loaded = _modules_after("import mockapi.cli")
     assert not loaded & {"uvicorn", "mockapi.app", *NOT_AT_START_UP}

@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 import semver as semverlib
-from cel_expr_python import cel as _cel
 
 from mockapi import quantity as quantities
 from mockapi.cel import cost as costs
@@ -32,8 +31,11 @@ from mockapi.cel import cost as costs
 MAX_EXPRESSION_LENGTH = 10 * 1024
 _CACHE_LIMIT = 4096
 
-_STR, _INT, _BOOL = _cel.Type.STRING, _cel.Type.INT, _cel.Type.BOOL
-_VALUE = _cel.Type.Map(_STR, _STR)  # a quantity or a version
+# The runtime (cel_expr_python: ~4 MiB resident and a few ms to import) and the environment built on
+# it are loaded by the first compile or activation (:func:`_load`): a server whose objects carry no
+# CEL expression never needs them.
+_cel: Any = None
+_STR = _INT = _BOOL = _VALUE = _ENV = None  # string, int, bool; a quantity or a version; the environment
 
 
 class CompileError(Exception):
@@ -158,7 +160,14 @@ def _functions() -> list[_cel.FunctionDecl]:
     ]
 
 
-_ENV = _cel.NewEnv(variables={"device": _cel.Type.Map(_STR, _cel.Type.DYN)}, functions=_functions())
+def _load() -> None:
+    global _cel, _STR, _INT, _BOOL, _VALUE, _ENV
+    from cel_expr_python import cel
+
+    _cel = cel
+    _STR, _INT, _BOOL = cel.Type.STRING, cel.Type.INT, cel.Type.BOOL
+    _VALUE = cel.Type.Map(_STR, _STR)
+    _ENV = cel.NewEnv(variables={"device": cel.Type.Map(_STR, cel.Type.DYN)}, functions=_functions())
 
 
 # ------------------------------------------------------------------ programs
@@ -216,6 +225,8 @@ def compile(expression: str) -> Program:
 def _compile(expression: str) -> Program | CompileError:
     if len(expression.encode()) > MAX_EXPRESSION_LENGTH:
         return CompileError(f"the expression is {len(expression.encode())} bytes long, more than the limit of {MAX_EXPRESSION_LENGTH}")
+    if _ENV is None:
+        _load()
     try:
         compiled = _ENV.compile(expression)
     except RuntimeError as exc:
@@ -240,4 +251,6 @@ def _compile_text(exc: RuntimeError) -> str:
 
 def activation(device: dict[str, Any]):
     """Bindings for one device's merged attributes (values from :func:`quantity_value` and friends)."""
+    if _ENV is None:
+        _load()
     return _ENV.Activation({"device": device})
