@@ -25,7 +25,6 @@ converges: a running pod is left as it is, a node's report is only refreshed.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import zlib
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from mockapi import clock as clocks, errors
 from mockapi.client import DELETED, SYNCED, Client, Kind
 from mockapi.controllers import kubelet_status as status_
 from mockapi.controllers.keyqueue import KeyQueue
+from mockapi.controllers.kubelet_ips import Addresses
 
 log = logging.getLogger("mockapi.kubelet")
 
@@ -42,7 +42,6 @@ CLAIMS = Kind("devmgmtproto.k8s.io/v1alpha1", "DeviceClaim")
 OPT_OUT = "mockapi.k8s.io/kubelet"  # "false" on a Node: no simulated kubelet there
 DEFAULT_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "1Ti"}
 DEFAULT_GRACE = 30  # a pod's terminationGracePeriodSeconds when it has none
-NODE_MASK = 24  # each node's pod range, without spec.podCIDR
 RETRY_WATCH = 1.0
 PodKey = tuple[str, str]
 
@@ -63,8 +62,7 @@ class KubeletOptions:
 class _Node:
     simulated: bool
     ready: bool  # reported on (by this kubelet or an earlier run): its pods may start
-    address: str = ""
-    pod_cidr: str = ""
+    address: str = ""  # its InternalIP
 
 
 class Kubelet:
@@ -76,9 +74,8 @@ class Kubelet:
         self.synced = asyncio.Event()
         self._pending_sync = {NODES, PODS, CLAIMS}
         self._nodes: dict[str, _Node] = {}
-        self._indexes: dict[str, int] = {}  # node → its number (addresses, pod range)
+        self.addresses = Addresses(node_cidr=options.node_cidr, cluster_cidr=options.cluster_cidr)
         self._pods_on: dict[str, set[PodKey]] = {}  # node → the pods bound to it
-        self._pod_ips: dict[str, dict[str, PodKey]] = {}  # node → pod IP → pod
         self._waiting: dict[PodKey, set[PodKey]] = {}  # claim → pods waiting for it
         self._warned: dict[PodKey, str] = {}  # pod → the last FailedPrepareDynamicResources message
         self._ready_since: dict[PodKey, float] = {}  # pod → when it could first start
@@ -155,14 +152,14 @@ class Kubelet:
         before = self._nodes.get(name)
         if event_type == DELETED:
             self._nodes.pop(name, None)
-            self._indexes.pop(name, None)
+            self.addresses.forget_node(name)
             self._beats.pop(name, None)
             self.queue.add(("node-gone", name))
             return
         simulated = (node["metadata"].get("annotations") or {}).get(OPT_OUT) != "false"
         ready = not status_.needs_init(node)
-        self._nodes[name] = _Node(simulated, ready, _internal_ip(node), (node.get("spec") or {}).get("podCIDR") or "")
-        self._reserve_index(name, self._nodes[name].address)
+        self._nodes[name] = _Node(simulated, ready, _internal_ip(node))
+        self.addresses.observe_node(name, internal_ip=self._nodes[name].address, pod_cidr=(node.get("spec") or {}).get("podCIDR") or "")
         if not simulated:
             return
         if not ready:
@@ -185,7 +182,7 @@ class Kubelet:
         self._pods_on.setdefault(node, set()).add(key)
         ip = (pod.get("status") or {}).get("podIP")
         if ip and not (pod.get("spec") or {}).get("hostNetwork"):
-            self._pod_ips.setdefault(node, {})[ip] = key
+            self.addresses.observe_pod(node, key, ip)
         known = self._nodes.get(node)
         if known is not None and known.simulated and (meta.get("deletionTimestamp") or not status_.started(pod)):
             self.queue.add(("pod", *key))
@@ -198,9 +195,7 @@ class Kubelet:
     def _forget_pod(self, key: PodKey, node: str) -> None:
         for name in [node] if node else [n for n, pods in self._pods_on.items() if key in pods]:  # a relist's tombstone has no spec
             self._pods_on.get(name, set()).discard(key)
-            ips = self._pod_ips.get(name, {})
-            for ip in [ip for ip, owner in ips.items() if owner == key]:
-                del ips[ip]
+            self.addresses.forget_pod(name, key)
         self._unwait(key)
         for memo in (self._warned, self._ready_since, self._ending):
             memo.pop(key, None)
@@ -226,7 +221,7 @@ class Kubelet:
         last = self._beats.get(name)
         if status_.needs_init(node) or last is None or now - last >= self.options.heartbeat_interval * 0.99:
             status = status_.node_status(
-                node, capacity=self.options.capacity, address=known.address or self._node_address(name),
+                node, capacity=self.options.capacity, address=known.address or self.addresses.node_ip(name),
                 kubelet_version=self.options.kubelet_version, now=self._now(),
             )  # fmt: skip
             patch = {"metadata": {"resourceVersion": node["metadata"]["resourceVersion"]}, "status": status}
@@ -238,49 +233,6 @@ class Kubelet:
     def _stagger(self, name: str) -> float:
         """A fixed part of the heartbeat interval per node, so 500 nodes do not beat at once."""
         return self.options.heartbeat_interval * (zlib.crc32(name.encode()) % 1000) / 1000
-
-    def _reserve_index(self, name: str, address: str) -> None:
-        network = ipaddress.ip_network(self.options.node_cidr)
-        if name not in self._indexes and address:
-            try:
-                ip = ipaddress.ip_address(address)
-            except ValueError:
-                return
-            index = int(ip) - int(network.network_address) - 1
-            if ip in network and index >= 0 and index not in self._indexes.values():
-                self._indexes[name] = index
-
-    def _index(self, name: str) -> int:
-        if name not in self._indexes:
-            taken = set(self._indexes.values())
-            self._indexes[name] = next(i for i in range(len(taken) + 1) if i not in taken)
-        return self._indexes[name]
-
-    def _node_address(self, name: str) -> str:
-        network = ipaddress.ip_network(self.options.node_cidr)
-        return str(network[self._index(name) + 1])
-
-    def _pod_network(self, name: str):
-        known = self._nodes.get(name)
-        if known is not None and known.pod_cidr:
-            return ipaddress.ip_network(known.pod_cidr, strict=False)
-        base, index = ipaddress.ip_network(self.options.cluster_cidr), self._index(name)
-        size = 2 ** (base.max_prefixlen - NODE_MASK)
-        if (index + 1) * size > base.num_addresses:
-            raise RuntimeError(f"no pod range left for node {name} in {self.options.cluster_cidr}")
-        return ipaddress.ip_network((base.network_address + index * size, NODE_MASK))
-
-    def _pod_ip(self, node: str, pod: PodKey) -> str:
-        """The lowest free address of the node's range after the first (the node's bridge)."""
-        ips = self._pod_ips.setdefault(node, {})
-        network = self._pod_network(node)
-        first, size = int(network.network_address), network.num_addresses
-        for offset in range(2, size - 1 if size > 2 else size):
-            ip = str(ipaddress.ip_address(first + offset))
-            if ips.get(ip, pod) == pod:
-                ips[ip] = pod
-                return ip
-        raise RuntimeError(f"no pod IP left on node {node}")
 
     # --------------------------------------------------------------------- pods
     async def _sync_pod(self, key: PodKey) -> None:
@@ -320,8 +272,8 @@ class Kubelet:
         return True
 
     async def _start(self, key: PodKey, pod: dict, node: str) -> None:
-        host_ip = self._nodes[node].address or self._node_address(node)
-        pod_ip = host_ip if (pod.get("spec") or {}).get("hostNetwork") else self._pod_ip(node, key)
+        host_ip = self._nodes[node].address or self.addresses.node_ip(node)
+        pod_ip = host_ip if (pod.get("spec") or {}).get("hostNetwork") else self.addresses.pod_ip(node, key)
         status = status_.running_status(pod, host_ip=host_ip, pod_ip=pod_ip, now=self._now())
         patch = {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]}, "status": status}
         try:
@@ -388,7 +340,8 @@ class Kubelet:
             return
         moment = self.clock.now()
         stamp = self._last_event_ns = max(int(moment.timestamp() * 1e9), self._last_event_ns + 1)
-        event = status_.event(pod, reason=reason, message=message, node=node, now=clocks.rfc3339(moment), name=f"{pod['metadata']['name']}.{stamp:x}", field_path=field_path, warning=warning)
+        name = f"{pod['metadata']['name']}.{stamp:x}"
+        event = status_.event(pod, reason=reason, message=message, node=node, now=clocks.rfc3339(moment), name=name, field_path=field_path, warning=warning)
         try:
             await self.client.create_event(event)
         except errors.StatusError as exc:  # Events are best effort, as in client-go's recorder

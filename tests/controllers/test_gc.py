@@ -7,7 +7,8 @@ import asyncio
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mockapi.client import Kind
-from mockapi.controllers.gc import GarbageCollector, Graph, served_kind
+from mockapi.controllers.gc import GarbageCollector, served_kind
+from mockapi.controllers.ownergraph import Graph
 from tests.controllers.conftest import (
     CLAIMS, CONFIGMAPS, PODS, SECRETS, configmap, delete_with_policy, get_or_none, new_client, ref, running, settle, until,
 )
