@@ -10,12 +10,22 @@ place when already there, else at the end. Score weights: the ``score`` entry's,
 
 Anything kube's validation or strict decoding refuses is a :class:`ConfigError` naming the field
 (``profiles[0].plugins.filter.enabled[1].name: Invalid value: "Foo": plugin "Foo" does not
-exist``); all problems are reported at once. Extenders are parsed and kept for the component that
-calls them; ``httpTimeout`` defaults to 5 s here (kube: 30 s), as SCHEDULER.md decides.
+exist``); all problems are reported at once. ``httpTimeout`` defaults to 5 s (kube's
+``DefaultExtenderTimeout``) and is a Go duration string, as ``metav1.Duration`` decodes it.
+
+**Extenders per profile.** kube-scheduler gives a configuration's ``extenders`` to every profile
+of that configuration; a cluster that wants ``my-scheduler`` with extenders next to a plain
+``default-scheduler`` runs two schedulers, each with its own file. mockapi runs them in one
+process: a file may hold several ``KubeSchedulerConfiguration`` documents (``---``), each what one
+kube-scheduler would read; each profile gets its own document's extenders
+(:attr:`Profile.extenders`), and schedulerNames must differ across documents. As kube does, an
+extender's ``managedResources`` with ``ignoredByScheduler`` are added to NodeResourcesFit's
+``ignoredResources`` in that document's profiles.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +46,7 @@ TOP_FIELDS = {
     "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "delayCacheUntilActive",
 }  # fmt: skip
 PROFILE_FIELDS = {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"}
+TLS_FIELDS = {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"}
 EXTENDER_FIELDS = {
     "urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb", "weight", "enableHTTPS",
     "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable",
@@ -52,6 +63,7 @@ class Profile:
     plugins: dict[str, list[str]] = field(default_factory=dict)  # extension point → plugin names, in order
     weights: dict[str, int] = field(default_factory=dict)  # score plugin → weight
     args: dict[str, dict] = field(default_factory=dict)  # plugin → its pluginConfig args
+    extenders: list["Extender"] = field(default_factory=list)  # its document's extenders, in order
 
 
 @dataclass
@@ -108,13 +120,32 @@ def load(path: str | Path | None) -> Configuration:
     except OSError as exc:
         raise ConfigError(f"cannot read scheduler configuration {path}: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        documents = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not YAML: {exc}") from None
     try:
-        return parse(data)
+        return parse_all(documents)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def parse_all(documents: list) -> Configuration:
+    """Several configurations, one scheduler: their profiles side by side, each with its own
+    document's extenders; the backoff settings are the first document's."""
+    if len(documents) <= 1:
+        return parse(documents[0] if documents else None)
+    parsed = []
+    for i, data in enumerate(documents):
+        try:
+            parsed.append(parse(data))
+        except ConfigError as exc:
+            raise ConfigError(f"document {i + 1}: {exc}") from None
+    merged = Configuration([p for c in parsed for p in c.profiles], [e for c in parsed for e in c.extenders], parsed[0].pod_initial_backoff, parsed[0].pod_max_backoff)
+    problems: list[str] = []
+    _unique_names(merged.profiles, problems)
+    if problems:
+        raise ConfigError("invalid KubeSchedulerConfiguration: " + "; ".join(problems))
+    return merged
 
 
 def parse(data) -> Configuration:
@@ -138,7 +169,19 @@ def parse(data) -> Configuration:
         problems.append(f"podMaxBackoffSeconds: Invalid value: {maximum}: must be greater than or equal to PodInitialBackoffSeconds")
     if problems:
         raise ConfigError("invalid KubeSchedulerConfiguration: " + "; ".join(problems))
+    for profile in profiles:
+        _give_extenders(profile, extenders)
     return Configuration(profiles, extenders, float(initial), float(maximum))
+
+
+def _give_extenders(profile: Profile, extenders: list[Extender]) -> None:
+    """The profile's extenders; the resources they manage with ``ignoredByScheduler`` are left to
+    them by NodeResourcesFit (kube's ``buildExtenders``)."""
+    profile.extenders = list(extenders)
+    ignored = [r.name for e in extenders for r in e.managed_resources if r.ignored_by_scheduler]
+    if ignored:
+        args = profile.args.setdefault("NodeResourcesFit", {})
+        args["ignoredResources"] = list(args.get("ignoredResources") or []) + ignored
 
 
 # ------------------------------------------------------------------------------ profiles
@@ -271,7 +314,7 @@ def _extender(data, path: str, problems: list[str]) -> Extender:
         weight = 1
     timeout = DEFAULT_EXTENDER_TIMEOUT
     if "httpTimeout" in data:
-        timeout = parse_duration(data["httpTimeout"])
+        timeout = parse_duration(data["httpTimeout"]) if isinstance(data["httpTimeout"], str) else None  # metav1.Duration: a string
         if timeout is None or timeout <= 0:
             problems.append(f'{path}.httpTimeout: Invalid value: "{data["httpTimeout"]}": must be a positive duration such as "5s"')
             timeout = DEFAULT_EXTENDER_TIMEOUT
@@ -282,12 +325,30 @@ def _extender(data, path: str, problems: list[str]) -> Extender:
             problems.append(f'{path}.managedResources[{i}].name: Invalid value: "{name}": must be an extended resource name')
             continue
         managed.append(ManagedResource(name, bool(resource.get("ignoredByScheduler", False))))
+    tls = _tls_config(data.get("tlsConfig"), f"{path}.tlsConfig", problems)
     return Extender(
         url_prefix=data.get("urlPrefix") or "", filter_verb=data.get("filterVerb") or "", preempt_verb=data.get("preemptVerb") or "",
         prioritize_verb=data.get("prioritizeVerb") or "", bind_verb=data.get("bindVerb") or "", weight=weight,
-        enable_https=bool(data.get("enableHTTPS", False)), tls_config=data.get("tlsConfig"), http_timeout=timeout,
+        enable_https=bool(data.get("enableHTTPS", False)), tls_config=tls, http_timeout=timeout,
         node_cache_capable=bool(data.get("nodeCacheCapable", False)), managed_resources=managed, ignorable=bool(data.get("ignorable", False)),
     )  # fmt: skip
+
+
+def _tls_config(data, path: str, problems: list[str]) -> dict | None:
+    """``tlsConfig`` checked: known fields; ``certData``/``keyData``/``caData`` base64 (Go's ``[]byte``)."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        problems.append(f"{path}: Invalid value: must be a mapping")
+        return None
+    _unknown(data, TLS_FIELDS, path, problems)
+    for name in ("certData", "keyData", "caData"):
+        if data.get(name):
+            try:
+                base64.b64decode(data[name], validate=True)
+            except (ValueError, TypeError):
+                problems.append(f"{path}.{name}: Invalid value: must be base64-encoded PEM")
+    return dict(data)
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")

@@ -26,7 +26,7 @@ import time
 
 from mockapi import clock as clocks, errors
 from mockapi.client import ADDED, DELETED, SYNCED, Client, Kind
-from mockapi.controllers.scheduler import config as config_, events, outcome, pods as pods_
+from mockapi.controllers.scheduler import attempts as attempts_, config as config_, events, extenders as extenders_, outcome, pods as pods_
 from mockapi.controllers.scheduler.framework import CycleState, FitError, Framework
 from mockapi.controllers.scheduler.nodeinfo import Snapshot, is_terminal
 from mockapi.controllers.scheduler.queue import Closed, QueuedPod, SchedulingQueue
@@ -37,13 +37,20 @@ RETRY_WATCH = 1.0
 
 
 class Scheduler:
-    def __init__(self, client: Client, *, config: config_.Configuration | None = None, clock: clocks.Clock | None = None, device_plugin=None, binder=None, max_unschedulable: float = 60.0) -> None:
+    """``on_extender_call(extender, verb, outcome, seconds)``, if given (or set later), hears of
+    every extender call (for metrics); :meth:`last_attempt` tells what each pod's last scheduling
+    cycle found (the last ``max_attempts`` pods are kept)."""
+
+    def __init__(self, client: Client, *, config: config_.Configuration | None = None, clock: clocks.Clock | None = None, device_plugin=None, binder=None,
+                 max_unschedulable: float = 60.0, on_extender_call: extenders_.Observer | None = None, max_attempts: int = attempts_.DEFAULT_MAX_PODS) -> None:  # fmt: skip
         self.client = client
         self.config = config or config_.default()
         self.clock = clock or clocks.SystemClock()
         self.binder = binder or self._bind
+        self.on_extender_call = on_extender_call
+        self.attempts = attempts_.AttemptLog(max_attempts)
         self.frameworks = {
-            profile.scheduler_name: Framework(profile, binder=self.binder, device_plugin=device_plugin, monotonic=self.clock.monotonic)
+            profile.scheduler_name: Framework(profile, binder=self.binder, device_plugin=device_plugin, monotonic=self.clock.monotonic, on_extender_call=self._extender_call)
             for profile in self.config.profiles
         }  # fmt: skip
         hints: dict[str, tuple] = {}
@@ -74,6 +81,18 @@ class Scheduler:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._tasks, self._binding = [], {}
+        for fwk in self.frameworks.values():
+            await fwk.aclose()
+
+    # ------------------------------------------------------------------ seeing
+    def last_attempt(self, namespace: str, name: str) -> dict | None:
+        """The pod's last scheduling attempt as JSON-ready data (see :mod:`.attempts`), or None."""
+        attempt = self.attempts.get(namespace, name)
+        return attempt.as_dict() if attempt is not None else None
+
+    def _extender_call(self, extender: str, verb: str, outcome: str, seconds: float) -> None:
+        if self.on_extender_call is not None:
+            self.on_extender_call(extender, verb, outcome, seconds)
 
     async def run(self) -> None:
         """:meth:`start`, then schedule until cancelled."""
@@ -170,25 +189,34 @@ class Scheduler:
             self.queue.done(info.key)
             return
         state = CycleState()
-        result, status = fwk.scheduling_cycle(state, pod, self.snapshot)
+        time_ = self._now()
+        result, status = await fwk.run_scheduling_cycle(state, pod, self.snapshot)
+        attempt = state.attempt
+        if attempt is not None:
+            attempt.time = time_
+            self.attempts.put(attempt)
         if isinstance(result, FitError):
-            await self._fit_error(info, fwk, result)
+            await self._fit_error(info, fwk, result, attempt)
         elif status.success or status.code is Code.WAIT:
+            _conclude(attempt, attempts_.BINDING if status.success else attempts_.WAITING, node=result.node)
             self._binding[info.key] = asyncio.create_task(self._binding_cycle(info, fwk, state, result.node))
         else:
-            await self._failed(info, fwk, status)
+            _conclude(attempt, "", node=result.node)
+            await self._failed(info, fwk, status, attempt)
 
     async def _binding_cycle(self, info: QueuedPod, fwk: Framework, state: CycleState, node_name: str) -> None:
         try:
             status = await fwk.bind(state, info.pod, node_name, self.snapshot)
             if status.success:
                 self.queue.done(info.key)
-                await self._record(info.pod, fwk, "Scheduled", outcome.scheduled_message(info.pod, node_name), warning=False)
+                message = outcome.scheduled_message(info.pod, node_name)
+                _conclude(state.attempt, attempts_.SCHEDULED, node=node_name, message=message)
+                await self._record(info.pod, fwk, "Scheduled", message, warning=False)
             else:
                 # The pod's room is free again: what waits for a pod to leave may fit now (kube moves
                 # the unschedulable pods as on AssignedPodDelete when it forgets an assumed pod).
                 self.queue.on_event(events.POD_DELETE)
-                await self._failed(info, fwk, status)
+                await self._failed(info, fwk, status, state.attempt)
         finally:
             self._binding.pop(info.key, None)
 
@@ -197,11 +225,12 @@ class Scheduler:
         await self.client.bind(meta.get("namespace", ""), meta["name"], meta.get("uid", ""), node_name)
 
     # ------------------------------------------------------------ failures
-    async def _fit_error(self, info: QueuedPod, fwk: Framework, error: FitError) -> None:
-        if error.status is not None:  # a plugin's Error: retried after the backoff
-            await self._failed(info, fwk, error.status)
+    async def _fit_error(self, info: QueuedPod, fwk: Framework, error: FitError, attempt=None) -> None:
+        if error.status is not None:  # a plugin's (or an extender's) Error: retried after the backoff
+            await self._failed(info, fwk, error.status, attempt)
             return
         nominated = error.nominated_node
+        _conclude(attempt, attempts_.UNSCHEDULABLE, message=error.message(), nominated_node=nominated)
         if nominated:
             self.snapshot.nominate(info.pod, nominated)
             await self._evict(error.victims, info.pod, nominated)
@@ -209,8 +238,9 @@ class Scheduler:
             return  # deleted meanwhile: nothing to report
         await self._report(info.pod, fwk, outcome.UNSCHEDULABLE, error.message(), nominated_node=nominated)
 
-    async def _failed(self, info: QueuedPod, fwk: Framework, status: Status) -> None:
+    async def _failed(self, info: QueuedPod, fwk: Framework, status: Status, attempt=None) -> None:
         """A rejection (Reserve, Permit, a gang's timeout) parks the pod; an error backs off."""
+        _conclude(attempt, attempts_.UNSCHEDULABLE if status.rejected else attempts_.SCHEDULER_ERROR, message=status.message())
         if status.rejected:
             tier = self.queue.add_unschedulable(info, {status.plugin} if status.plugin else set())
             reason = outcome.UNSCHEDULABLE
@@ -255,3 +285,17 @@ class Scheduler:
 
     def _now(self) -> str:
         return clocks.rfc3339(self.clock.now())
+
+
+def _conclude(attempt, outcome_: str, *, node: str | None = None, message: str | None = None, nominated_node: str = "") -> None:
+    """What became of the attempt (the record is the one in the log: updated in place)."""
+    if attempt is None:
+        return
+    if outcome_:
+        attempt.outcome = outcome_
+    if node is not None:
+        attempt.node = node
+    if message is not None:
+        attempt.message = message
+    if nominated_node:
+        attempt.nominated_node = nominated_node

@@ -2,22 +2,30 @@
 
 One pod's life in a :class:`Framework`, as kube-scheduler's ``scheduleOne`` has it:
 
-1. **scheduling cycle** (synchronous, one pod at a time) — :meth:`Framework.schedule_one`:
-   PreFilter → Filter (per node; the first rejecting plugin gives the node's status) → PreScore →
-   Score → NormalizeScore → weighted sum → the highest total wins (ties: the first node by name).
-   No feasible node: PostFilter (preemption) and a :class:`FitError` whose :meth:`FitError.message`
-   is kube's ``0/3 nodes are available: ...``. Then :meth:`Framework.assume`: the pod counts on the
-   node in the snapshot at once, Reserve, Permit (Wait registers a :class:`~.waiting.WaitingPod`).
-2. **binding cycle** (asynchronous; the caller runs it as a task while the next pod is scheduled) —
-   :meth:`Framework.bind`: wait on Permit → PreBind → Bind → PostBind. Any failure (and any
-   rejection in :meth:`assume`) runs Unreserve in reverse order and forgets the assumed pod.
+1. **scheduling cycle** (one pod at a time) — :meth:`Framework.schedule_pod`:
+   PreFilter → Filter (per node; the first rejecting plugin gives the node's status) → the
+   extenders' filter, in turn, on the nodes kept (:mod:`.extenders`) → PreScore → Score →
+   NormalizeScore → weighted sum, plus each extender's score × weight × 10 → the highest total wins
+   (ties: the first node by name). No feasible node: PostFilter (preemption) and a
+   :class:`FitError` whose :meth:`FitError.message` is kube's ``0/3 nodes are available: ...``.
+   Then :meth:`Framework.assume`: the pod counts on the node in the snapshot at once, Reserve,
+   Permit (Wait registers a :class:`~.waiting.WaitingPod`).
+2. **binding cycle** (the caller runs it as a task while the next pod is scheduled) —
+   :meth:`Framework.bind`: wait on Permit → PreBind → Bind (a binding extender interested in the
+   pod first, then the Bind plugins) → PostBind. Any failure (and any rejection in :meth:`assume`)
+   runs Unreserve in reverse order and forgets the assumed pod.
 
-:meth:`Framework.scheduling_cycle` is steps 1 with assume, for callers that want one call.
+:meth:`Framework.run_scheduling_cycle` is step 1 with assume, for callers that want one call.
+The scheduling cycle is a coroutine only because extenders are called over HTTP: without an
+extender interested in the pod it never suspends, and :meth:`Framework.schedule_one` /
+:meth:`Framework.scheduling_cycle` run it to its end without an event loop. Each cycle fills
+``state.attempt`` (:mod:`.attempts`): what each plugin and extender decided, for people to read.
 The plugin interface is :mod:`.plugin`; statuses :mod:`.status`; node infos :mod:`.nodeinfo`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import inspect
 import logging
@@ -25,7 +33,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
-from mockapi.controllers.scheduler import plugin as plugin_, pods as pods_, status as status_
+from mockapi.controllers.scheduler import attempts as attempts_, events as events_, extenders as extenders_, plugin as plugin_, pods as pods_, status as status_
+from mockapi.controllers.scheduler.attempts import Attempt
 from mockapi.controllers.scheduler.nodeinfo import NodeInfo, Snapshot, is_terminal  # noqa: F401 - re-exported
 from mockapi.controllers.scheduler.plugin import CycleState, Plugin, PostFilterResult
 from mockapi.controllers.scheduler.status import Code, Status
@@ -108,7 +117,8 @@ class Framework:
     """A profile's plugins, built once, run per pod. ``profile`` is a :class:`~.config.Profile`
     (None: kube's default profile); ``binder`` is what DefaultBinder calls."""
 
-    def __init__(self, profile=None, *, registry=None, binder: Binder | None = None, device_plugin=None, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, profile=None, *, registry=None, binder: Binder | None = None, device_plugin=None, monotonic: Callable[[], float] = time.monotonic,
+                 on_extender_call: extenders_.Observer | None = None) -> None:  # fmt: skip
         from mockapi.controllers.scheduler import config as config_, plugins as plugins_
 
         self.profile = profile or config_.default_profile()
@@ -121,6 +131,7 @@ class Framework:
         self.plugins: dict[str, Plugin] = {}
         self.points: dict[str, list[Plugin]] = {}
         self._build()
+        self.extenders = extenders_.build(self.profile.extenders, observe=on_extender_call)
 
     @property
     def scheduler_name(self) -> str:
@@ -134,6 +145,7 @@ class Framework:
                 if built is not None and type(built).implements(point):
                     self.points[point].append(built)
         self.weights = {name: self.profile.weights.get(name, 1) for name in self.plugins}
+        self._filter_names = tuple(p.NAME for p in self.points["filter"])
 
     def _plugin(self, name: str) -> Plugin | None:
         if name not in self.plugins:
@@ -147,7 +159,10 @@ class Framework:
 
     def hints(self) -> dict[str, tuple]:
         """Plugin name → the cluster events it registered (for the scheduling queue)."""
-        return {name: tuple(p.EVENTS) for name, p in self.plugins.items()}
+        hints = {name: tuple(p.EVENTS) for name, p in self.plugins.items()}
+        if self.extenders:  # an extender registers no events: any event may help (kube #122019)
+            hints[extenders_.EXTENDER_NAME] = (events_.WILDCARD,)
+        return hints
 
     # ------------------------------------------------------------ PreEnqueue
     def pre_enqueue(self, pod: dict) -> str | None:
@@ -159,22 +174,39 @@ class Framework:
 
     # ------------------------------------------------------ scheduling cycle
     def schedule_one(self, state: CycleState, pod: dict, snapshot: Snapshot) -> ScheduleResult | FitError:
-        """Find the pod's node (PreFilter … NormalizeScore, PostFilter on failure)."""
+        """:meth:`schedule_pod` without an event loop (tests, dry runs): only when no extender is
+        interested in the pod, since extenders are called over HTTP."""
+        self._refuse_extenders(pod)
+        return _complete(self.schedule_pod(state, pod, snapshot))
+
+    def _refuse_extenders(self, pod: dict) -> None:
+        if any((e.is_filter or e.is_prioritizer) and e.is_interested(pod) for e in self.extenders):
+            raise RuntimeError("an extender is interested in this pod: await the framework's async methods (schedule_pod, run_scheduling_cycle)")
+
+    async def schedule_pod(self, state: CycleState, pod: dict, snapshot: Snapshot) -> ScheduleResult | FitError:
+        """Find the pod's node (PreFilter … NormalizeScore, the extenders; PostFilter on failure)."""
         self.snapshot = snapshot
         infos = snapshot.node_infos()
+        attempt = state.attempt = self._attempt(pod, len(infos))
+        extenders = [e for e in self.extenders if e.is_interested(pod)] if self.extenders else ()
         diagnosis = Diagnosis()
         status, allowed, restricting = self._run_pre_filter(state, pod, snapshot)
+        attempt.skipped_filters = state.skip_filter
         if status.rejected:
+            attempt.pre_filter = status
             diagnosis.pre_filter_message = status.message()
             diagnosis.unschedulable_plugins.add(status.plugin)
             diagnosis.statuses = {info.name: status for info in infos}
             return self._fit_error(state, pod, snapshot, len(infos), diagnosis)
         if not status.success:
+            attempt.pre_filter = status
             return self._error(pod, len(infos), status)
         candidates = infos if allowed is None else [info for info in infos if info.name in allowed]
-        nominated = self._nominated_fit(state, pod, snapshot)
+        nominated = await self._nominated_fit(state, pod, snapshot, extenders)
         if nominated is not None and (allowed is None or nominated in allowed):
+            attempt.all_nodes = attempt.feasible = [nominated]
             return ScheduleResult(nominated, 1, 1)
+        attempt.all_nodes, attempt.restricted, attempt.statuses = [info.name for info in infos], allowed, diagnosis.statuses
         feasible = self._find_feasible(state, pod, candidates, diagnosis)
         if isinstance(feasible, Status):
             return self._error(pod, len(infos), feasible)
@@ -183,15 +215,27 @@ class Framework:
             for info in infos:
                 if info.name not in allowed:
                     diagnosis.statuses[info.name] = absent
+        if extenders and feasible:
+            feasible = await self._filter_by_extenders(pod, feasible, diagnosis, extenders, attempt)
+            if isinstance(feasible, Status):
+                return self._error(pod, len(infos), feasible)
+        attempt.feasible = [info.name for info in feasible]
         if not feasible:
             return self._fit_error(state, pod, snapshot, len(infos), diagnosis)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, len(candidates), 1)
-        scores = self._prioritize(state, pod, feasible)
+        scores = self._prioritize(state, pod, feasible, attempt)
         if isinstance(scores, Status):
             return self._error(pod, len(infos), scores)
+        if extenders:
+            await self._prioritize_by_extenders(pod, feasible, scores, extenders, attempt)
+        attempt.totals = scores
         best = max(feasible, key=lambda info: (scores[info.name], _reversed(info.name)))
         return ScheduleResult(best.name, len(candidates), len(feasible), scores)
+
+    def _attempt(self, pod: dict, num_nodes: int) -> Attempt:
+        meta = pod["metadata"]
+        return Attempt(meta.get("namespace", ""), meta["name"], meta.get("uid", ""), self.scheduler_name, num_nodes=num_nodes, filter_plugins=self._filter_names, weights=self.weights)
 
     def _run_pre_filter(self, state: CycleState, pod: dict, snapshot: Snapshot) -> tuple[Status, set[str] | None, list[str]]:
         """PreFilter in order. A plugin may restrict the nodes to consider (kube's PreFilterResult)
@@ -211,13 +255,18 @@ class Framework:
                 allowed = set(restricted) if allowed is None else allowed & set(restricted)
         return status_.SUCCESS, allowed, restricting
 
-    def _nominated_fit(self, state: CycleState, pod: dict, snapshot: Snapshot) -> str | None:
-        """A pod nominated by an earlier preemption tries that node first (kube's evaluateNominatedNode)."""
+    async def _nominated_fit(self, state: CycleState, pod: dict, snapshot: Snapshot, extenders) -> str | None:
+        """A pod nominated by an earlier preemption tries that node first, through the filters and
+        the extenders (kube's evaluateNominatedNode; an extender's error only skips this shortcut)."""
         name = (pod.get("status") or {}).get("nominatedNodeName")
         info = snapshot.get(name) if name else None
-        if info is None:
+        if info is None or not self.run_filters(state, pod, info).success:
             return None
-        return name if self.run_filters(state, pod, info).success else None
+        if extenders:
+            kept = await self._filter_by_extenders(pod, [info], Diagnosis(), extenders, state.attempt)
+            if isinstance(kept, Status) or not kept:
+                return None
+        return name
 
     def _find_feasible(self, state: CycleState, pod: dict, infos: list[NodeInfo], diagnosis: Diagnosis) -> list[NodeInfo] | Status:
         feasible = []
@@ -249,7 +298,7 @@ class Framework:
                 return status.by(p.NAME)
         return status_.SUCCESS
 
-    def _prioritize(self, state: CycleState, pod: dict, feasible: list[NodeInfo]) -> dict[str, int] | Status:
+    def _prioritize(self, state: CycleState, pod: dict, feasible: list[NodeInfo], attempt: Attempt | None = None) -> dict[str, int] | Status:
         for p in self.points["preScore"]:
             status = p.pre_score(state, pod, feasible)
             if status.code is Code.SKIP:
@@ -262,12 +311,97 @@ class Framework:
                 continue
             scores = {info.name: int(p.score(state, pod, info)) for info in feasible}
             p.normalize_score(state, pod, scores)
+            if attempt is not None:
+                attempt.plugin_scores[p.NAME] = scores
             weight = self.weights.get(p.NAME, 1)
             for name, score in scores.items():
                 if not 0 <= score <= plugin_.MAX_NODE_SCORE:
                     return status_.error(f"plugin {p.NAME!r} returns an invalid score {score}, it should in the range of [0, 100] after normalizing", plugin=p.NAME)
                 totals[name] += score * weight
         return totals
+
+    # ------------------------------------------------------------- extenders
+    async def _filter_by_extenders(self, pod: dict, feasible: list[NodeInfo], diagnosis: Diagnosis, extenders, attempt: Attempt | None) -> list[NodeInfo] | Status:
+        """kube's ``findNodesThatPassExtenders``: each filtering extender in turn, on the nodes the
+        previous kept; its failed nodes join the diagnosis (FailedAndUnresolvableNodes first); an
+        error fails the cycle unless the extender is ignorable."""
+        before = len(feasible)
+        calls = attempt.calls if attempt is not None else None
+        for extender in extenders:
+            if not feasible:
+                break
+            if not extender.is_filter:
+                continue
+            record = attempts_.ExtenderFilter(extender.name, [info.name for info in feasible])
+            if attempt is not None:
+                attempt.extender_filters.append(record)
+            try:
+                result = await extender.filter(pod, [info.node for info in feasible], calls=calls)
+            except extenders_.ExtenderError as exc:
+                record.error = str(exc)
+                if extender.ignorable:
+                    _mark_ignored(calls, extender)
+                    log.info("skipping extender %s as it returned error and has ignorable flag set: %s", extender.name, exc)
+                    continue
+                return status_.error(str(exc))
+            record.kept = result.kept
+            for name, message in result.unresolvable.items():
+                diagnosis.statuses[name] = status_.unresolvable(message, plugin=extender.name)
+            for name, message in result.failed.items():
+                if name not in result.unresolvable:
+                    diagnosis.statuses[name] = status_.unschedulable(message, plugin=extender.name)
+            by_name = {info.name: info for info in feasible}
+            feasible = [by_name[name] for name in dict.fromkeys(result.kept)]
+        feasible = [info for info in feasible if info.node is not None]  # a node deleted while we waited
+        if len(feasible) != before:
+            diagnosis.unschedulable_plugins.add(extenders_.EXTENDER_NAME)
+        return feasible
+
+    async def _prioritize_by_extenders(self, pod: dict, feasible: list[NodeInfo], totals: dict[str, int], extenders, attempt: Attempt) -> None:
+        """kube's ``prioritizeNodes``, extender part: the prioritizing extenders at once; each
+        reply × weight × 10 added to the totals. A failed call only loses that extender's scores."""
+        prioritizers = [e for e in extenders if e.is_prioritizer]
+        if not prioritizers:
+            return
+        nodes = [info.node for info in feasible]
+        replies = await asyncio.gather(*(self._extender_scores(e, pod, nodes, attempt.calls) for e in prioritizers))
+        for extender, scores in zip(prioritizers, replies):
+            if scores is None:
+                continue
+            attempt.extender_scores[extender.name] = (extender.weight, scores)
+            for host, score in scores.items():
+                if host in totals:
+                    totals[host] += score * extender.weight * extenders_.SCORE_SCALE
+
+    async def _extender_scores(self, extender, pod: dict, nodes: list[dict], calls: list) -> dict[str, int] | None:
+        try:
+            return await extender.prioritize(pod, nodes, calls=calls)
+        except extenders_.ExtenderError as exc:
+            log.debug("failed to run extender's priority function, no score given by %s: %s", extender.name, exc)
+            return None
+
+    async def _bind_by_extender(self, state: CycleState, pod: dict, node_name: str) -> Status | None:
+        """kube's ``extendersBinding``: the binding extender interested in the pod binds it (an
+        ignorable one that fails leaves it to the next binder); None: no extender bound it."""
+        calls = state.attempt.calls if getattr(state, "attempt", None) is not None else None
+        for extender in self.extenders:
+            if not extender.is_binder or not extender.is_interested(pod):
+                continue
+            try:
+                await extender.bind(pod, node_name, calls=calls)
+            except extenders_.ExtenderError as exc:
+                if extender.ignorable:
+                    _mark_ignored(calls, extender)
+                    log.info("skipping extender %s in bind as it returned error and has ignorable flag set: %s", extender.name, exc)
+                    continue
+                return status_.error(str(exc))
+            return status_.SUCCESS
+        return None
+
+    async def aclose(self) -> None:
+        """Close the extenders' HTTP connections."""
+        for extender in self.extenders:
+            await extender.aclose()
 
     def _fit_error(self, state: CycleState, pod: dict, snapshot: Snapshot, num_nodes: int, diagnosis: Diagnosis) -> FitError:
         result = None
@@ -322,8 +456,13 @@ class Framework:
         snapshot.remove_pod(pod)
 
     def scheduling_cycle(self, state: CycleState, pod: dict, snapshot: Snapshot) -> tuple[ScheduleResult | FitError, Status]:
-        """:meth:`schedule_one`, then :meth:`assume` on the chosen node."""
-        result = self.schedule_one(state, pod, snapshot)
+        """:meth:`run_scheduling_cycle` without an event loop (no extender interested in the pod)."""
+        self._refuse_extenders(pod)
+        return _complete(self.run_scheduling_cycle(state, pod, snapshot))
+
+    async def run_scheduling_cycle(self, state: CycleState, pod: dict, snapshot: Snapshot) -> tuple[ScheduleResult | FitError, Status]:
+        """:meth:`schedule_pod`, then :meth:`assume` on the chosen node."""
+        result = await self.schedule_pod(state, pod, snapshot)
         if isinstance(result, FitError):
             return result, result.status if result.status is not None else status_.unschedulable(result.message())
         return result, self.assume(state, pod, result.node, snapshot)
@@ -356,6 +495,11 @@ class Framework:
             self.waiting_pods.pop(waiting.key, None)
 
     async def _run_bind(self, state: CycleState, pod: dict, node_name: str) -> Status:
+        """An interested binding extender first, then the Bind plugins (kube's ``bind``)."""
+        if self.extenders:
+            status = await self._bind_by_extender(state, pod, node_name)
+            if status is not None:
+                return status
         for p in self.points["bind"]:
             try:
                 status = await p.bind(state, pod, node_name)
@@ -387,3 +531,18 @@ def _reversed(name: str) -> tuple:
 
 async def _maybe(value):
     return await value if inspect.isawaitable(value) else value
+
+
+def _complete(coroutine):
+    """Run a coroutine that never suspends (no extender call in it) to its result."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("an extender is interested in this pod: await the framework's async methods (schedule_pod, run_scheduling_cycle)")
+
+
+def _mark_ignored(calls: list | None, extender) -> None:
+    if calls and calls[-1].extender == extender.name:
+        calls[-1].ignored = True

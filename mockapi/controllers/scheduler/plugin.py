@@ -46,12 +46,14 @@ MAX_NODE_SCORE = 100
 
 class CycleState(dict):
     """Per-pod, per-cycle data: plugin name → what its PreFilter/PreScore computed, plus the plugins
-    whose Filter / Score the framework skips for this pod."""
+    whose Filter / Score the framework skips for this pod, and the cycle's record
+    (:class:`~.attempts.Attempt`, set by the framework)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        self.attempt = None
 
 
 @dataclass
