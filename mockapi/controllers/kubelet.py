@@ -15,7 +15,8 @@ Informers over Nodes, Pods and DeviceClaims feed one worker through a :class:`Ke
   changes), after ``start_delay``: ``phase: Running``, conditions, host and pod IPs (pod IPs from
   the node's ``spec.podCIDR``, else /24 number *i* of ``cluster_cidr``), containers running, and
   ``Pulled``/``Created``/``Started`` Events. A pod with a deletionTimestamp is ended: ``Killing``
-  Events, then ``DELETE ?gracePeriodSeconds=0`` after min(its grace period, ``max_grace``).
+  Events; after min(its grace period, ``max_grace``) its containers have exited 0 (``phase:
+  Succeeded``, written as a kubelet does before the pod goes), then ``DELETE ?gracePeriodSeconds=0``.
 - ``("node-gone", name)`` — kube's pod GC: the pods bound to a deleted Node are deleted at once.
 
 A Node annotated ``mockapi.k8s.io/kubelet: "false"`` is left alone, with its pods. Restarting
@@ -274,15 +275,9 @@ class Kubelet:
     async def _start(self, key: PodKey, pod: dict, node: str) -> None:
         host_ip = self._nodes[node].address or self.addresses.node_ip(node)
         pod_ip = host_ip if (pod.get("spec") or {}).get("hostNetwork") else self.addresses.pod_ip(node, key)
-        status = status_.running_status(pod, host_ip=host_ip, pod_ip=pod_ip, now=self._now())
-        patch = {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]}, "status": status}
-        try:
-            written = await self.client.patch(PODS, *key, patch, subresource="status")
-        except errors.StatusError as exc:
-            if exc.code == 409:
-                self.queue.add(("pod", *key))  # it changed meanwhile: look again
-                return
-            raise
+        written = await self._write_status(key, pod, status_.running_status(pod, host_ip=host_ip, pod_ip=pod_ip, now=self._now()))
+        if written is None:
+            return
         self._warned.pop(key, None)
         self._ready_since.pop(key, None)
         for path, container in status_.containers(written):
@@ -304,6 +299,10 @@ class Kubelet:
         if remaining > 0:
             self.queue.add_after(("pod", *key), remaining)
             return
+        if (pod.get("status") or {}).get("phase") == status_.RUNNING:
+            # the containers stopped: the pod's final status first (what tells others it is done)
+            if await self._write_status(key, pod, status_.terminated_status(pod, now=self._now())) is None:
+                return
         try:
             await self.client.delete(PODS, *key, grace_period_seconds=0)
         except errors.StatusError as exc:
@@ -322,6 +321,20 @@ class Kubelet:
                     raise
 
     # ------------------------------------------------------------------ helpers
+    async def _write_status(self, key: PodKey, pod: dict, status: dict) -> dict | None:
+        """A /status merge patch with the resourceVersion read. None when the pod changed
+        meanwhile (looked at again) or is gone."""
+        patch = {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]}, "status": status}
+        try:
+            return await self.client.patch(PODS, *key, patch, subresource="status")
+        except errors.StatusError as exc:
+            if exc.code == 409:
+                self.queue.add(("pod", *key))
+                return None
+            if exc.code == 404:
+                return None
+            raise
+
     async def _get(self, kind: Kind, namespace: str, name: str) -> dict | None:
         try:
             return await self.client.get(kind, namespace, name)

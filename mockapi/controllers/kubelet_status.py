@@ -176,6 +176,34 @@ def _init_status(pod: dict, container: dict, now: str) -> dict:
     return found
 
 
+def terminated_status(pod: dict, *, now: str) -> dict:
+    """The status of a pod whose containers stopped (it was deleted): each one exited 0, so the
+    pod ``Succeeded``, as a kubelet reports it before the pod goes; not ready any more."""
+    status = pod.get("status") or {}
+    stopped = {"Ready": "PodCompleted", "ContainersReady": "PodCompleted", "PodReadyToStartContainers": ""}
+    conditions = []
+    for condition in status.get("conditions") or ():
+        reason = stopped.get(condition.get("type"))
+        if reason is not None and condition.get("status") != "False":
+            condition = {**condition, "status": "False", "lastTransitionTime": now} | ({"reason": reason} if reason else {})
+        conditions.append(condition)
+    return {
+        "phase": "Succeeded",
+        "conditions": conditions,
+        "containerStatuses": [_terminated(c, now) for c in status.get("containerStatuses") or ()],
+        "initContainerStatuses": [_terminated(c, now) for c in status.get("initContainerStatuses") or ()],
+    }
+
+
+def _terminated(container: dict, now: str) -> dict:
+    state = container.get("state") or {}
+    if "running" not in state:
+        return container
+    started_at = state["running"].get("startedAt", now)
+    terminated = {"exitCode": 0, "reason": "Completed", "startedAt": started_at, "finishedAt": now, "containerID": container.get("containerID", "")}
+    return {**container, "ready": False, "started": False, "state": {"terminated": terminated}}
+
+
 def containers(pod: dict) -> list[tuple[str, dict]]:
     """(fieldPath, container) in start order: init containers, then containers."""
     spec = pod.get("spec") or {}

@@ -262,6 +262,13 @@ def test_a_deleted_running_pod_gets_killing_events_and_is_deleted_with_grace_zer
         await settle(kubelet)
         killing = [(r, m, f) for r, m, f in await events_of(client, "p") if r == "Killing"]
         assert killing == [("Killing", "Stopping container app", "spec.containers{app}"), ("Killing", "Stopping container log", "spec.containers{log}")]
+        status = (await client.get(PODS, "default", "p"))["status"]  # held by its finalizer: its final status shows
+        assert status["phase"] == "Succeeded"
+        assert {c["type"]: c["status"] for c in status["conditions"]} == {
+            "PodReadyToStartContainers": "False", "Initialized": "True", "Ready": "False", "ContainersReady": "False", "PodScheduled": "True",
+        }  # fmt: skip
+        app = status["containerStatuses"][0]
+        assert (app["ready"], app["state"]["terminated"]["exitCode"], app["state"]["terminated"]["reason"]) == (False, 0, "Completed")
 
     run(scenario)
 
