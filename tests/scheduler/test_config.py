@@ -205,3 +205,56 @@ def test_go_durations(text, seconds):
 def test_a_missing_file_is_one_clear_error(tmp_path):
     with pytest.raises(config.ConfigError, match="cannot read scheduler configuration .*nope.yaml: No such file or directory"):
         config.load(tmp_path / "nope.yaml")
+
+
+def test_each_document_is_one_schedulers_configuration_and_its_profiles_get_its_extenders(tmp_path):
+    cfg = load(tmp_path, """\
+        profiles:
+          - schedulerName: default-scheduler
+        ---
+        apiVersion: kubescheduler.config.k8s.io/v1
+        kind: KubeSchedulerConfiguration
+        profiles:
+          - schedulerName: my-scheduler
+          - schedulerName: my-other-scheduler
+        extenders:
+          - urlPrefix: http://127.0.0.1:8888/scheduler
+            filterVerb: filter
+            managedResources:
+              - name: example.com/foo
+                ignoredByScheduler: true
+    """)
+    default, mine, other = cfg.profiles
+    assert default.extenders == [] and [e.url_prefix for e in mine.extenders] == [e.url_prefix for e in other.extenders] == ["http://127.0.0.1:8888/scheduler"]
+    assert mine.args["NodeResourcesFit"]["ignoredResources"] == ["example.com/foo"] and "NodeResourcesFit" not in default.args
+
+
+def test_a_scheduler_name_in_two_documents_and_a_bad_second_document_are_refused(tmp_path):
+    assert 'profiles[1].schedulerName: Duplicate value: "default-scheduler"' in refused(tmp_path, "---\n" + HEADER)
+    assert "document 2: invalid KubeSchedulerConfiguration: kind: Unsupported value" in refused(tmp_path, "profiles: [{schedulerName: a}]\n---\napiVersion: kubescheduler.config.k8s.io/v1\nkind: Nope\n")
+
+
+def test_http_timeout_is_a_duration_string_and_tls_config_fields_are_checked(tmp_path):
+    message = refused(tmp_path, """\
+        extenders:
+          - urlPrefix: https://a/
+            httpTimeout: 5
+            tlsConfig:
+              insecure: true
+              caData: "not base64!"
+              clientCert: x
+    """)
+    assert 'extenders[0].httpTimeout: Invalid value: "5"' in message
+    assert "extenders[0].tlsConfig.caData: Invalid value: must be base64-encoded PEM" in message
+    assert 'extenders[0].tlsConfig.clientCert: unknown field "clientCert"' in message
+
+
+def test_an_unusable_ca_file_is_refused_at_load_time(tmp_path):
+    message = refused(tmp_path, """\
+        extenders:
+          - urlPrefix: https://a/
+            enableHTTPS: true
+            tlsConfig:
+              caFile: /nonexistent/ca.crt
+    """)
+    assert "extenders[0].tlsConfig: Invalid value: No such file or directory" in message

@@ -7,10 +7,13 @@ import base64
 
 import pytest
 
+from mockapi.clock import FakeClock
 from mockapi.controllers.scheduler import config
 from mockapi.controllers.scheduler.framework import CycleState, FitError, Framework, ScheduleResult, Snapshot
 from tests.scheduler.builders import node, pod
 from tests.scheduler.extender_server import ExtenderServer, make_ca, node_names, server_context
+from tests.scheduler.fake_client import NODES, PODS
+from tests.scheduler.test_controller import condition, run, until
 
 DEVICE = "example.com/gpu"
 
@@ -244,3 +247,75 @@ def test_the_synchronous_entry_refuses_a_pod_an_extender_must_see():
     fwk = framework({"urlPrefix": "http://127.0.0.1:9/", "filterVerb": "filter"})
     with pytest.raises(RuntimeError, match="await the framework's async methods"):
         fwk.schedule_one(CycleState(), pod("p"), three_nodes())
+
+
+# ------------------------------------------------------------------------------ the controller
+def two_schedulers(ext_url: str, **extender) -> config.Configuration:
+    """Two documents, as two kube-schedulers would read them: a plain default-scheduler, and
+    my-scheduler with the extender."""
+    plain = {"apiVersion": config.API_VERSION, "kind": config.KIND, "profiles": [{"schedulerName": "default-scheduler"}]}
+    mine = {"apiVersion": config.API_VERSION, "kind": config.KIND, "profiles": [{"schedulerName": "my-scheduler"}],
+            "extenders": [{"urlPrefix": ext_url, "filterVerb": "filter", "prioritizeVerb": "prioritize", **extender}]}  # fmt: skip
+    return config.parse_all([plain, mine])
+
+
+def test_each_profile_calls_its_own_extenders_and_the_last_attempt_tells_what_happened():
+    calls = []
+
+    async def scenario(fake, scheduler):
+        for name in "abc":
+            fake.put(NODES, node(name))
+        fake.put(PODS, pod("mine", spec={"schedulerName": "my-scheduler"}))
+        fake.put(PODS, pod("theirs"))
+        fake.put(PODS, pod("nobodys", spec={"schedulerName": "nobody"}))
+        await until(lambda: len(fake.bindings) == 2 and len(fake.reasons("mine")) == 1)
+        await asyncio.sleep(0.02)
+        return sorted(fake.bindings), scheduler.last_attempt("default", "mine"), scheduler.last_attempt("default", "nobodys")
+
+    with ExtenderServer({"filter": keep_only("b", "c"), "prioritize": lambda body: [{"Host": "c", "Score": 10}]}) as ext:
+        bindings, attempt, nobodys = run(scenario, config=two_schedulers(ext.url), on_extender_call=lambda *call: calls.append(call[:3]))
+    assert bindings == [("default/mine", "c"), ("default/theirs", "a")]
+    assert [body["Pod"]["metadata"]["name"] for _, body in ext.requests] == ["mine", "mine"] and nobodys is None
+    assert calls == [(ext.url, "filter", "success"), (ext.url, "prioritize", "success")]
+    assert (attempt["outcome"], attempt["node"], attempt["schedulerName"], attempt["feasibleNodes"]) == ("Scheduled", "c", "my-scheduler", 2)
+    assert attempt["message"] == "Successfully assigned default/mine to c" and attempt["time"].endswith("Z")
+    assert [c["verb"] for c in attempt["extenderCalls"]] == ["filter", "prioritize"]
+    assert {row["node"]: row["feasible"] for row in attempt["filter"]} == {"a": False, "b": True, "c": True}
+    assert attempt["scores"][0]["node"] == "c" and attempt["scores"][0]["scores"][-1]["weighted"] == 100
+
+
+def test_a_failing_extender_fails_the_pod_with_the_extender_named_in_the_condition_and_event():
+    async def scenario(fake, scheduler):
+        fake.put(NODES, node("a"))
+        fake.put(NODES, node("b"))
+        fake.put(PODS, pod("p", spec={"schedulerName": "my-scheduler"}))
+        await until(lambda: condition(fake, "p") is not None)
+        return condition(fake, "p"), fake.events[-1], scheduler.last_attempt("default", "p")
+
+    with ExtenderServer({"filter": lambda body: (500, {})}) as ext:
+        failed, event, attempt = run(scenario, config=two_schedulers(ext.url))
+    message = f"failed filter with extender at URL {ext.url}/filter, code 500"
+    assert (failed["reason"], failed["message"]) == ("SchedulerError", message)
+    assert (event["reason"], event["message"], event["source"]["component"]) == ("FailedScheduling", message, "my-scheduler")
+    assert (attempt["outcome"], attempt["message"]) == ("SchedulerError", message)
+    assert attempt["filter"][0]["verdicts"][-1] == {"extender": ext.url, "code": "Error", "reasons": [message]}
+
+
+def test_a_pod_the_extender_filtered_out_is_retried_on_any_cluster_event():
+    keep = {"names": []}
+
+    async def scenario(fake, scheduler):
+        fake.put(NODES, node("a"))
+        fake.put(PODS, pod("p", spec={"schedulerName": "my-scheduler"}))
+        await until(lambda: condition(fake, "p") is not None)
+        unschedulable = condition(fake, "p")["message"]
+        keep["names"] = ["a"]
+        scheduler.clock.advance(1)
+        fake.put(PODS, pod("elsewhere", node_name="a"))  # an event no in-tree plugin of this pod cares about
+        await until(lambda: ("default/p", "a") in fake.bindings)
+        return unschedulable
+
+    handlers = {"filter": lambda body: keep_only(*keep["names"], reason="the agent says no")(body), "prioritize": lambda body: []}
+    with ExtenderServer(handlers) as ext:
+        unschedulable = run(scenario, config=two_schedulers(ext.url), clock=FakeClock())
+    assert unschedulable.startswith("0/1 nodes are available: 1 the agent says no.")

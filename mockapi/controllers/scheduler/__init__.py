@@ -8,5 +8,7 @@
 - :mod:`.plugins` — NodeName, NodeUnschedulable, NodeAffinity, TaintToleration, NodeResourcesFit,
   DefaultPreemption, Coscheduling, SchedulingGates, PrioritySort, DefaultBinder, and the hook for
   DeviceClaims (:mod:`.plugins.device_claims`);
-- :mod:`.config` — ``KubeSchedulerConfiguration`` profiles and extenders.
+- :mod:`.config` — ``KubeSchedulerConfiguration`` profiles and extenders;
+- :mod:`.extenders` — kube's HTTP extender client (filter, prioritize, bind);
+- :mod:`.attempts` — what each pod's last scheduling cycle found, for people to read.
 """

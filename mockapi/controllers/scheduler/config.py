@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import base64
 import re
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from mockapi.controllers.scheduler import plugin as plugin_, plugins as plugins_
+from mockapi.controllers.scheduler import extenders as extenders_, plugin as plugin_, plugins as plugins_
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -326,12 +327,18 @@ def _extender(data, path: str, problems: list[str]) -> Extender:
             continue
         managed.append(ManagedResource(name, bool(resource.get("ignoredByScheduler", False))))
     tls = _tls_config(data.get("tlsConfig"), f"{path}.tlsConfig", problems)
-    return Extender(
+    extender = Extender(
         url_prefix=data.get("urlPrefix") or "", filter_verb=data.get("filterVerb") or "", preempt_verb=data.get("preemptVerb") or "",
         prioritize_verb=data.get("prioritizeVerb") or "", bind_verb=data.get("bindVerb") or "", weight=weight,
         enable_https=bool(data.get("enableHTTPS", False)), tls_config=tls, http_timeout=timeout,
         node_cache_capable=bool(data.get("nodeCacheCapable", False)), managed_resources=managed, ignorable=bool(data.get("ignorable", False)),
     )  # fmt: skip
+    if tls and not any(p.startswith(f"{path}.tlsConfig") for p in problems):
+        try:
+            extenders_.tls_context(extender)  # kube's NewHTTPExtender fails at start-up on unusable files
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            problems.append(f"{path}.tlsConfig: Invalid value: {getattr(exc, 'strerror', None) or exc}")
+    return extender
 
 
 def _tls_config(data, path: str, problems: list[str]) -> dict | None:

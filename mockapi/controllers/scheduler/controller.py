@@ -16,6 +16,11 @@ reason ``Unschedulable`` and kube's message, and a Warning Event ``FailedSchedul
 victims are deleted and the pod's ``status.nominatedNodeName`` set; on success an Event
 ``Scheduled``. A failed pod goes back to the queue, unschedulable (with the plugins that rejected it)
 or, after an error, to backoff.
+
+A profile's HTTP extenders (:mod:`.extenders`) are awaited inside the scheduling cycle, as kube
+calls them inside ``scheduleOne``; an extender's error is the pod's ``SchedulerError`` with the
+extender's URL in the message. Each cycle's record (:mod:`.attempts`) is kept per pod and read with
+:meth:`Scheduler.last_attempt`; ``on_extender_call`` hears of every extender call (metrics).
 """
 
 from __future__ import annotations

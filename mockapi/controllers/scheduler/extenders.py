@@ -1,6 +1,6 @@
 """HTTP extenders: kube-scheduler's extender client (``pkg/scheduler/extender.go``) over httpx.
 
-One :class:`HTTPExtender` per configured extender (:class:`~.config.Extender`), named by its
+One :class:`HTTPExtender` per configured extender (a :class:`~.config.Extender`), named by its
 ``urlPrefix`` as kube names it. Each call is ``POST {urlPrefix}/{verb}`` with a JSON body whose keys
 are Go's field names (``k8s.io/kube-scheduler/extender/v1``):
 
@@ -41,8 +41,6 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 import orjson
-
-from mockapi.controllers.scheduler import config as config_
 
 log = logging.getLogger("mockapi.scheduler.extenders")
 
@@ -92,7 +90,8 @@ class FilterResult:
 
 
 class HTTPExtender:
-    def __init__(self, cfg: config_.Extender, *, observe: Observer | None = None) -> None:
+    def __init__(self, cfg, *, observe: Observer | None = None) -> None:
+        """``cfg``: a :class:`~.config.Extender`."""
         self.config = cfg
         self.name = cfg.url_prefix
         self.weight = cfg.weight
@@ -231,7 +230,7 @@ class HTTPExtender:
             await client.aclose()
 
 
-def build(configs: list[config_.Extender], *, observe: Observer | None = None) -> list[HTTPExtender]:
+def build(configs: list, *, observe: Observer | None = None) -> list[HTTPExtender]:
     """The extenders in kube's order: as configured, the ignorable ones moved to the end
     (``buildExtenders``)."""
     built = [HTTPExtender(cfg, observe=observe) for cfg in configs]
@@ -239,7 +238,7 @@ def build(configs: list[config_.Extender], *, observe: Observer | None = None) -
 
 
 # ------------------------------------------------------------------------------ TLS
-def tls_context(cfg: config_.Extender) -> ssl.SSLContext | None:
+def tls_context(cfg) -> ssl.SSLContext | None:
     """kube's ``makeTransport``: ``tlsConfig`` (``insecure``, ``caFile``/``caData``,
     ``certFile``/``keyFile`` or ``certData``/``keyData``); ``enableHTTPS`` without a CA is insecure.
     None: the system's defaults."""
