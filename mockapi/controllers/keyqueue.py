@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import heapq
+import itertools
 import time
 from typing import Callable, Hashable
 
@@ -27,6 +29,8 @@ class KeyQueue:
         self._processing: set[Hashable] = set()
         self._dirty: set[Hashable] = set()
         self._delayed: dict[Hashable, float] = {}  # key → when it is due
+        self._due: list[tuple[float, int, Hashable]] = []  # a heap; entries not matching _delayed are stale
+        self._order = itertools.count()
         self._failures: dict[Hashable, int] = {}
         self._ready = asyncio.Event()
 
@@ -45,8 +49,10 @@ class KeyQueue:
             self.add(key)
         elif key not in self._queued:
             due = self._monotonic() + delay
-            self._delayed[key] = min(due, self._delayed.get(key, due))
-            self._ready.set()
+            if due < self._delayed.get(key, float("inf")):
+                self._delayed[key] = due
+                heapq.heappush(self._due, (due, next(self._order), key))
+                self._ready.set()
 
     def retry(self, key: Hashable) -> float:
         """A failure: queue again after a growing delay. Returns the delay."""
@@ -77,7 +83,7 @@ class KeyQueue:
                 self._processing.add(key)
                 return key
             self._ready.clear()
-            timeout = max(min(self._delayed.values()) - self._monotonic(), 0) if self._delayed else None
+            timeout = max(self._due[0][0] - self._monotonic(), 0) if self._due else None
             try:
                 await asyncio.wait_for(self._ready.wait(), timeout)
             except asyncio.TimeoutError:
@@ -91,9 +97,11 @@ class KeyQueue:
 
     def _promote_due(self) -> None:
         now = self._monotonic()
-        for key in [k for k, due in self._delayed.items() if due <= now]:
-            del self._delayed[key]
-            self.add(key)
+        while self._due and self._due[0][0] <= now:
+            due, _, key = heapq.heappop(self._due)
+            if self._delayed.get(key) == due:
+                del self._delayed[key]
+                self.add(key)
 
     def busy(self) -> bool:
         """Keys ready to be worked on, or being worked on (delayed ones do not count)."""

@@ -78,6 +78,7 @@ class Kubelet:
         self.addresses = Addresses(node_cidr=options.node_cidr, cluster_cidr=options.cluster_cidr)
         self._pods_on: dict[str, set[PodKey]] = {}  # node → the pods bound to it
         self._waiting: dict[PodKey, set[PodKey]] = {}  # claim → pods waiting for it
+        self._waits_for: dict[PodKey, set[PodKey]] = {}  # pod → the claims it waits for
         self._warned: dict[PodKey, str] = {}  # pod → the last FailedPrepareDynamicResources message
         self._ready_since: dict[PodKey, float] = {}  # pod → when it could first start
         self._ending: dict[PodKey, float] = {}  # pod → when its termination began
@@ -109,20 +110,21 @@ class Kubelet:
             try:
                 async for event in self.client.watch(kind):
                     if event.type == SYNCED:
-                        self._pending_sync.discard(kind)
-                        if not self._pending_sync:
-                            self.synced.set()
+                        self._mark_synced(kind)
                     else:
                         handle(event.type, event.object)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - an informer never dies; it lists again
                 if isinstance(exc, errors.StatusError) and exc.code == 404:
-                    self._pending_sync.discard(kind)  # not served (no device kinds): nothing to wait for
-                    if not self._pending_sync:
-                        self.synced.set()
+                    self._mark_synced(kind)  # not served (no device kinds): nothing to wait for
                 log.warning("watching %s failed: %s; retrying", kind, exc)
                 await asyncio.sleep(RETRY_WATCH)
+
+    def _mark_synced(self, kind: Kind) -> None:
+        self._pending_sync.discard(kind)
+        if not self._pending_sync:
+            self.synced.set()
 
     async def _work(self) -> None:
         while True:
@@ -202,8 +204,12 @@ class Kubelet:
             memo.pop(key, None)
         self.queue.discard(("pod", *key))
 
+    def _wait(self, pod: PodKey, claim: PodKey) -> None:
+        self._waiting.setdefault(claim, set()).add(pod)
+        self._waits_for.setdefault(pod, set()).add(claim)
+
     def _unwait(self, pod: PodKey) -> None:
-        for claim in [c for c, pods in self._waiting.items() if pod in pods]:
+        for claim in self._waits_for.pop(pod, ()):
             self._waiting[claim].discard(pod)
             if not self._waiting[claim]:
                 del self._waiting[claim]
@@ -257,7 +263,7 @@ class Kubelet:
                 claim = await self._get(CLAIMS, key[0], claim_name)
                 problem = f"fetch DeviceClaim {key[0]}/{claim_name}: not found" if claim is None else status_.claim_problem(pod, claim)
                 if problem is not None:
-                    self._waiting.setdefault((key[0], claim_name), set()).add(key)
+                    self._wait(key, (key[0], claim_name))
             if problem is not None:
                 await self._warn(key, pod, node, f"Failed to prepare dynamic resources: {problem}")
                 return False
