@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mockapi.client import Kind
@@ -339,3 +340,29 @@ def test_the_servers_own_propagation_finalizers_are_honoured():
         assert await names(client) == {"kept"}
 
     run(scenario)
+
+
+@pytest.mark.e2e
+def test_over_http_with_kubeclient_the_collector_and_the_delete_options_work_the_same(make_live):
+    from mockapi.client import KubeClient
+
+    server = make_live()
+    kube = KubeClient.from_kubeconfig(str(server.kubeconfig))
+
+    async def main():
+        gc = GarbageCollector(kube)
+        async with running(gc):
+            owner = await kube.create(CONFIGMAPS, configmap("owner"))
+            await kube.create(CONFIGMAPS, configmap("dependent", ref(owner)))
+            keeper = await kube.create(CONFIGMAPS, configmap("keeper"))
+            await kube.create(CONFIGMAPS, configmap("kept", ref(keeper)))
+            await kube.delete(CONFIGMAPS, "default", "keeper", propagation_policy="Orphan")
+            await kube.delete(CONFIGMAPS, "default", "owner", propagation_policy="Background", grace_period_seconds=0)
+            await until(lambda: names(kube), lambda found: found == {"kept"})
+            kept = await until(lambda: kube.get(CONFIGMAPS, "default", "kept"), lambda k: "ownerReferences" not in k["metadata"])
+            assert "finalizers" not in kept["metadata"]
+
+    try:
+        asyncio.run(main())
+    finally:
+        kube.close()
