@@ -91,7 +91,22 @@ def _settings(args) -> Settings:
         log_format=args.log_format, allocation_mode=args.allocation_mode, allocation_delay=args.allocation_delay, allocation_jitter=args.allocation_jitter,
         allocator=not args.no_allocator, allocation_policy=args.allocation_policy,
         allocation_budget_steps=args.allocation_budget_steps, allocation_budget_seconds=args.allocation_budget_seconds,
+        scheduler=not (args.no_allocator or args.no_scheduler), scheduler_config=_scheduler_config(args.scheduler_config),
+        kubelet=not args.no_kubelet, garbage_collector=not args.no_gc,
     )
+
+
+def _scheduler_config(path: Path | None) -> Path | None:
+    """The --scheduler-config file, checked before the server starts (a bad file is a usage error)."""
+    if path is None:
+        return None
+    from mockapi.controllers.scheduler import config as config_
+
+    try:
+        config_.load(path)
+    except config_.ConfigError as exc:
+        raise CommandError(f"{path}: {exc}", code=2) from None
+    return path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -111,7 +126,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--allocation-mode", type=str.lower, choices=ALLOCATION_MODES, default=_env("ALLOCATION_MODE", "immediate"), help="when the allocator may act on a claim (default immediate)")
     serve.add_argument("--allocation-delay", type=_seconds, default=_env("ALLOCATION_DELAY", Settings.allocation_delay), metavar="SECONDS", help="wait before each allocation attempt in delay mode (default %(default)s)")
     serve.add_argument("--allocation-jitter", type=_seconds, default=_env("ALLOCATION_JITTER", Settings.allocation_jitter), metavar="SECONDS", help="± random seconds added to that delay (default %(default)s)")
-    serve.add_argument("--no-allocator", action="store_true", default=bool(_env("NO_ALLOCATOR", "")), help="do not run the allocator in this process (run `mockapi allocator` elsewhere)")
+    serve.add_argument("--no-allocator", action="store_true", default=bool(_env("NO_ALLOCATOR", "")), help="do not run the allocator (nor the scheduler) in this process (run `mockapi allocator` elsewhere)")
+    serve.add_argument("--no-scheduler", action="store_true", default=bool(_env("NO_SCHEDULER", "")), help="do not schedule pods (nor make their claims) in this process")
+    serve.add_argument("--no-kubelet", action="store_true", default=bool(_env("NO_KUBELET", "")), help="do not simulate kubelets: bound pods stay Pending, Nodes keep the status they are given")
+    serve.add_argument("--no-gc", action="store_true", default=bool(_env("NO_GC", "")), help="do not run the garbage collector (ownerReferences are not followed)")
     _allocator_options(serve)
     _add_allocator_commands(commands)
 
@@ -174,10 +192,12 @@ def _allocator_options(parser) -> None:
     parser.add_argument("--allocation-policy", choices=("binpack", "first-fit", "spread"), default=_env("ALLOCATION_POLICY", Settings.allocation_policy), help="which feasible node wins (default binpack)")
     parser.add_argument("--allocation-budget-steps", type=_at_least(1), default=Settings.allocation_budget_steps, metavar="N", help="search steps per allocation cycle (default %(default)s)")
     parser.add_argument("--allocation-budget-seconds", type=_positive_seconds, default=Settings.allocation_budget_seconds, metavar="SECONDS", help="wall time per allocation cycle (default %(default)s)")
+    parser.add_argument("--scheduler-config", type=Path, default=_env("SCHEDULER_CONFIG", None), metavar="FILE", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): profiles, plugins, extenders (default: kube's default profile)")
 
 
 def _add_allocator_commands(commands) -> None:
-    allocator = commands.add_parser("allocator", help="run the allocator against any API server (one started with --no-allocator, or a cluster with schemas/ applied)")
+    allocator = commands.add_parser("allocator", help="run the allocator and the pod scheduler against any API server (one started with --no-allocator, or a cluster with schemas/ applied)")
+    allocator.add_argument("--no-scheduler", action="store_true", help="allocate claims only: do not schedule pods nor make their claims")
     explain = commands.add_parser("explain", help="print the allocator's full diagnosis of one claim")
     for parser in (allocator, explain):
         parser.add_argument("--server", type=_server_url, default=None, metavar="URL", help="the API server's URL; alone, no kubeconfig is read")
@@ -209,7 +229,8 @@ def _run_allocator_command(args) -> int:
 
     limits = Limits(args.allocation_budget_steps, args.allocation_budget_seconds)
     if args.command == "allocator":
-        return standalone.run(client, policy=args.allocation_policy, limits=limits)
+        scheduling = None if args.no_scheduler else _scheduler_config(args.scheduler_config) or True
+        return standalone.run(client, policy=args.allocation_policy, limits=limits, scheduling=scheduling)
     from mockapi.controllers.allocator import ClaimKey
 
     key = ClaimKey(args.namespace, args.claim, args.kind)

@@ -189,7 +189,7 @@ def test_allocator_with_server_needs_no_kubeconfig(live, tmp_path):
     live.mockapi.load(ROOT / "testdata")  # the server's own allocator is off: claims stay pending
     process = mockapi(["allocator", "--server", live.url, "--log-level", "warning"], tmp_path)
     try:
-        assert process.stdout.readline() == f"mockapi allocator: reconciling claims on {live.url} (policy binpack)\n"
+        assert process.stdout.readline() == f"mockapi allocator: reconciling claims and pods on {live.url} (policy binpack)\n"
         claim = f"{live.url}/apis/devmgmtproto.k8s.io/v1alpha1/namespaces/default/deviceclaims"
         query = {"watch": "1", "fieldSelector": "metadata.name=gpu-and-vf-same-numa", "timeoutSeconds": "30"}
         with httpx.stream("GET", claim, params=query, timeout=40) as events:

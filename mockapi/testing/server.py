@@ -155,7 +155,9 @@ class MockAPIServer(MockAPI):
 
     Keyword arguments are :class:`mockapi.settings.Settings` fields (``allocation_mode="manual"``,
     ``history_size=...``); ``load`` is applied at start-up like ``mockapi serve --load``. The
-    allocator runs, as in ``mockapi serve`` (``allocator=False`` turns it off).
+    allocator, the scheduler, the simulated kubelet and the garbage collector run, as in ``mockapi
+    serve`` (``allocator=False`` turns them all off; ``scheduler=False``, ``kubelet=False``,
+    ``garbage_collector=False`` one by one).
     ``server`` is the composition root (:class:`mockapi.app.Server`): its registry lives in the
     server's thread, so use the HTTP API or the methods here to change state.
     """
@@ -198,6 +200,9 @@ class MockAPIServer(MockAPI):
             options = dict(self._options)
             if "allocator" in {f.name for f in dataclasses.fields(Settings)}:
                 options.setdefault("allocator", True)
+                # as in `mockapi serve`: the controllers run with the allocator (allocator=False: the API alone)
+                for controller in ("scheduler", "kubelet", "garbage_collector"):
+                    options.setdefault(controller, options["allocator"])
             settings = Settings(**options)
             self._socket = _bind(settings.host, settings.port)
             settings.port = self._socket.getsockname()[1]

@@ -29,17 +29,30 @@ log = logging.getLogger("mockapi.allocator")
 READS = (kinds.POOLS, kinds.CLASSES, kinds.CLAIMS, kinds.PRIVILEGED_CLAIMS, kinds.NODES)
 
 
-def run(client: KubeClient, *, policy: str, limits: Limits) -> int:
-    """Reconcile claims until interrupted."""
+def run(client: KubeClient, *, policy: str, limits: Limits, scheduling=None) -> int:
+    """Reconcile claims until interrupted; with ``scheduling`` (True, or a scheduler configuration
+    file), schedule pods and make their claims too, in this process (one ledger of held devices)."""
     try:
         _complete(_checked(client))
-        print(f"mockapi allocator: reconciling claims on {client.host} (policy {policy})", flush=True)
-        asyncio.run(Allocator(client, policy=policy, limits=limits).run())
+        doing = "claims and pods" if scheduling else "claims"
+        print(f"mockapi allocator: reconciling {doing} on {client.host} (policy {policy})", flush=True)
+        asyncio.run(_controllers(client, policy=policy, limits=limits, scheduling=scheduling))
     except KeyboardInterrupt:
         pass
     finally:
         client.close()
     return 0
+
+
+async def _controllers(client: KubeClient, *, policy: str, limits: Limits, scheduling) -> None:
+    allocator = Allocator(client, policy=policy, limits=limits)
+    runs = [allocator.run]
+    if scheduling:
+        from mockapi.controllers import pods
+
+        scheduler, podclaims = pods.scheduler_with_claims(client, allocator, config_path=None if scheduling is True else scheduling)
+        runs += [podclaims.run, scheduler.run]
+    await asyncio.gather(*(run() for run in runs))
 
 
 def explain(client: KubeClient, *, key: ClaimKey, policy: str, limits: Limits, output: str) -> int:
