@@ -105,6 +105,18 @@ def test_what_is_mounted_before_the_build_is_applied_in_order_and_afterwards_at_
     assert done[-1] == ("late", "app")
 
 
+def test_the_build_runs_with_the_collector_off_and_leaves_it_as_it_was():
+    seen = []
+    cold.Deferred(lambda: seen.append(gc.isenabled())).app
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        cold.Deferred(lambda: "app").app
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_the_health_report_is_the_one_the_cold_endpoints_render():
     assert endpoints.health_report is health.health_report
 

@@ -11,6 +11,7 @@ exists (``mount``, ``add_route``) is applied, in order, when it is built.
 
 from __future__ import annotations
 
+import gc
 from typing import Any, Callable
 
 from mockapi.http import health
@@ -39,11 +40,18 @@ class Deferred:
 
     @property
     def app(self) -> ASGIApp:
-        """The application, built now if it was not yet."""
+        """The application, built now if it was not yet (with the collector off, as start-up:
+        the build only allocates what stays, and collections on the way would find nothing)."""
         if self._app is None:
-            app = self._build()
-            for step in self._steps:
-                step(app)
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                app = self._build()
+                for step in self._steps:
+                    step(app)
+            finally:
+                if collecting:
+                    gc.enable()
             self._steps.clear()
             self._app = app
         return self._app
