@@ -319,3 +319,32 @@ def test_a_pod_the_extender_filtered_out_is_retried_on_any_cluster_event():
     with ExtenderServer(handlers) as ext:
         unschedulable = run(scenario, config=two_schedulers(ext.url), clock=FakeClock())
     assert unschedulable.startswith("0/1 nodes are available: 1 the agent says no.")
+
+
+def test_an_ignorable_binder_that_fails_leaves_the_pod_to_the_default_binder():
+    bound = []
+
+    async def binder(p, node_name):
+        bound.append(node_name)
+
+    async def main(ext):
+        fwk = framework({"urlPrefix": ext.url, "bindVerb": "bind", "ignorable": True}, binder=binder)
+        snapshot, p, state = Snapshot([node("a")]), pod("p"), CycleState()
+        result, _ = await fwk.run_scheduling_cycle(state, p, snapshot)
+        status = await fwk.bind(state, p, result.node, snapshot)
+        await fwk.aclose()
+        return status, state.attempt.as_dict()["extenderCalls"]
+
+    with ExtenderServer({"bind": lambda body: {"Error": "busy"}}) as ext:
+        status, calls = asyncio.run(main(ext))
+    assert status.success and bound == ["a"]
+    assert [(c["verb"], c["outcome"], c.get("ignored")) for c in calls] == [("bind", "success", True)]
+
+
+def test_a_nominated_node_is_taken_only_if_the_extenders_keep_it_too():
+    nominated = pod("p")
+    nominated["status"]["nominatedNodeName"] = "a"
+    with ExtenderServer({"filter": keep_only("b")}) as ext:
+        result, attempt = schedule(framework({"urlPrefix": ext.url, "filterVerb": "filter"}), three_nodes(), nominated)
+    assert result.node == "b"
+    assert [node_names(body) for _, body in ext.requests] == [["a"], ["a", "b", "c"]]
