@@ -265,6 +265,7 @@ class Framework:
         if extenders:
             kept = await self._filter_by_extenders(pod, [info], Diagnosis(), extenders, state.attempt)
             if isinstance(kept, Status) or not kept:
+                state.attempt.extender_filters.clear()  # the record shows the full pass (the calls stay)
                 return None
         return name
 
@@ -285,7 +286,7 @@ class Framework:
         """Every Filter plugin on one node, stopping at the first that does not succeed. Pods
         nominated to the node with at least this pod's priority count as if there already (kube's
         ``RunFilterPluginsWithNominatedPods``)."""
-        nominated = self.snapshot.nominated_on(info.name, at_least=pods_.priority(pod), besides=pods_.key(pod)) if self.snapshot else []
+        nominated = self.snapshot.nominated_on(info.name, at_least=pods_.priority(pod), besides=pods_.key(pod)) if self.snapshot is not None and self.snapshot.nominated else []
         if nominated:
             info = info.clone()
             for other in nominated:
