@@ -150,6 +150,16 @@ def main() -> int:
     global BYTECODE
     if not args.no_bytecode:
         BYTECODE = tempfile.mkdtemp(prefix="mockapi-bench-pycache-")
+    try:
+        _compare(codes, loads, args)
+    finally:
+        if BYTECODE is not None:
+            shutil.rmtree(BYTECODE, ignore_errors=True)
+    return 0
+
+
+def _compare(codes: list[Path], loads: dict, args) -> None:
+    if BYTECODE is not None:
         for code in codes:
             serve_once(code, loads[code])  # fills the cache
     print(f"{args.runs} runs, interleaved; load: {'nothing' if args.no_load else 'testdata/'}; "
@@ -168,9 +178,6 @@ def main() -> int:
         print(_line("MockAPIServer: import", [r["import_s"] for r in embedded[code]]))
         print(_line("MockAPIServer: ready after import", [r["ready_after_import_s"] for r in embedded[code]], goal="(goal < 0.1 s)"))
         print(_line("MockAPIServer: import + ready", [r["ready_s"] for r in embedded[code]]))
-    if BYTECODE is not None:
-        shutil.rmtree(BYTECODE, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":
