@@ -132,10 +132,11 @@ def main() -> int:
     parser.add_argument("--pods", type=int, default=5000)
     parser.add_argument("--rate", type=float, default=200.0, help="pods/s for the paced run (default 200)")
     parser.add_argument("--quick", action="store_true", help="burst runs only")
+    parser.add_argument("--only", choices=("claims", "plain"), help="one kind of pod only")
     args = parser.parse_args()
     print(f"{args.nodes} nodes × {args.devices} devices, {args.pods} pods", flush=True)
     rows = []
-    for claims in (True, False):
+    for claims in {"claims": (True,), "plain": (False,)}.get(args.only, (True, False)):
         label = "claim template" if claims else "plain pods"
         burst = asyncio.run(run(args.nodes, args.devices, args.pods, claims=claims, rate=None))
         rows.append((f"{label}, burst", burst))

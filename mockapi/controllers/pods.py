@@ -37,4 +37,5 @@ def scheduler_with_claims(client: Client, allocator, *, config_path: Path | None
     devices = AllocatorDevices(allocator, client, clock=clock)
     scheduler = DeviceScheduler(client, allocator, config=config, clock=clock, device_plugin=devices)
     devices.notify = scheduler.on_event
+    devices.activate, devices.parked = scheduler.queue.activate, scheduler.queue.parked
     return scheduler, PodClaims(client, clock=clock)

@@ -151,6 +151,11 @@ class Ledger:
             cached = self._listed[pool] = (serial, sum(1 for name in held if name in listed))
         return cached[1]
 
+    def serial(self, pool: str) -> int:
+        """A number that changes whenever what the pool's devices are held by changes (a search's
+        outcome on the pool is the same while it stays the same)."""
+        return self._serial.get(pool, 0)
+
     def pool(self, name: str) -> Pool | None:
         """The current pool of that name (None without the cache's pools)."""
         return self._pools.get(name) if self._pools is not None else None

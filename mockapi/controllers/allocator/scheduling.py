@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+
+import orjson
 from dataclasses import dataclass, field
 
 from mockapi import clock as clocks, errors
@@ -40,6 +42,7 @@ from mockapi.controllers.scheduler.status import SUCCESS, error, unresolvable, u
 log = logging.getLogger("mockapi.scheduler.devices")
 CANNOT_ALLOCATE = "cannot allocate all claims"  # kube's DRA Filter reason
 WRITE_ATTEMPTS = 5
+MEMO_LIMIT = 100_000
 
 
 @dataclass
@@ -48,6 +51,8 @@ class Pending:
     claim: dict
     rows: list
     match: tuple
+    spec: bytes  # the claim's spec, canonical: claims made from one template share their searches
+    local: bool  # whether any of its devices could be node-local (else: network pools only, any node)
 
 
 @dataclass
@@ -65,10 +70,9 @@ def reserved_key(key: ClaimKey) -> ClaimKey:
 
 
 class AllocatorDevices(DeviceClaimsPlugin):
-    EVENTS = events.DEVICE_EVENTS + (
-        events.ClusterEvent(events.DEVICE_CLAIM, events.ADD),
-        events.ClusterEvent(events.DEVICE_CLAIM, events.UPDATE),  # a shared claim allocated at last
-    )
+    # Claims created or changed help only the pods that use them: those are activated one by one
+    # (:meth:`_on_allocator_event`), not every parked pod on every claim event.
+    EVENTS = events.DEVICE_EVENTS
 
     def __init__(self, allocator, client: Client, *, clock: clocks.Clock | None = None) -> None:
         super().__init__()
@@ -78,10 +82,20 @@ class AllocatorDevices(DeviceClaimsPlugin):
         self.claims: dict[tuple[str, str], dict] = {}  # every DeviceClaim, as the allocator's informer saw it
         self.reservations: dict[str, list[ClaimKey]] = {}  # pod uid → reserved ledger keys
         self.notify = None  # the scheduler's on_event, once wired
+        self.activate = None  # the scheduler queue's activate(keys), once wired
+        self.parked = None  # the scheduler queue's parked(), once wired
+        # What a search found is found again while nothing it read changed: the rows of a claim
+        # spec (per inventory), and per (spec, node) the solution or None while the serials of the
+        # node's pools (and the network pools) stay the same. Pool and class events clear both.
+        self._rows: dict[tuple, tuple] = {}
+        self._searches: dict[tuple, Solution | None] = {}
         allocator.listeners.append(self._on_allocator_event)
 
     # ------------------------------------------------------------ events in
     def _on_allocator_event(self, resource: str, action: str, obj: dict) -> None:
+        if resource in (events.DEVICE_POOL, events.DEVICE_CLASS):
+            self._rows.clear()
+            self._searches.clear()
         if resource == events.DEVICE_CLAIM:
             meta = obj["metadata"]
             key = (meta.get("namespace", ""), meta["name"])
@@ -89,8 +103,46 @@ class AllocatorDevices(DeviceClaimsPlugin):
                 self.claims.pop(key, None)
             else:
                 self.claims[key] = obj
+            if action in (events.ADD, events.UPDATE):
+                if self.activate is not None:
+                    self.activate(self._users(obj))
+                return
         if self.notify is not None:
             self.notify(events.ClusterEvent(resource, action))
+
+    def _users(self, claim: dict) -> list[str]:
+        """The queue keys of the pods a claim event may help: its owner pod, or (a shared claim)
+        the parked pods naming it."""
+        meta = claim["metadata"]
+        namespace = meta.get("namespace", "")
+        owners = [ref["name"] for ref in meta.get("ownerReferences") or () if ref.get("controller") and ref.get("kind") == "Pod"]
+        if owners:
+            return [f"{namespace}/{name}" for name in owners]
+        if self.parked is None:
+            return []
+        return [
+            f"{namespace}/{pod['metadata']['name']}"
+            for pod in self.parked()
+            if pod["metadata"].get("namespace", "") == namespace and meta["name"] in claim_names(pod).values()
+        ]
+
+    # ----------------------------------------------------------- preEnqueue
+    def pre_enqueue(self, pod):
+        """Not queued while a claim the pod needs has not been created yet (kube's DynamicResources
+        PreEnqueue): the pod waits without attempts, Events or status writes until it exists."""
+        sources = claim_sources(pod)
+        if not sources:
+            return SUCCESS
+        names = claim_names(pod)
+        namespace = pod["metadata"].get("namespace", "")
+        for entry, source, value in sources:
+            name = names.get(entry)
+            if name is None:
+                origin = f' from DeviceClaimTemplate "{value}"' if source == "claimTemplateName" else ""
+                return unresolvable(f'waiting for the device claim of entry "{entry}"{origin} to be created')
+            if (namespace, name) not in self.claims:
+                return unresolvable(f'device claim "{name}" not found')
+        return SUCCESS
 
     # ------------------------------------------------------------ preFilter
     def pre_filter(self, state, pod, snapshot):
@@ -140,6 +192,20 @@ class AllocatorDevices(DeviceClaimsPlugin):
     def _prepare(self, claim: dict) -> Pending | kinds.Failure:
         """ValidateSpec → ResolveClasses → FilterDevices, once per claim and cycle."""
         cache = self.allocator.cache
+        spec = orjson.dumps(claim.get("spec"), option=orjson.OPT_SORT_KEYS)
+        memo = (spec, cache.inventory_version)
+        found = self._rows.get(memo)
+        if found is None:
+            found = self._rows[memo] = self._rows_of(claim)
+            if len(self._rows) > MEMO_LIMIT:
+                self._rows.clear()
+        if isinstance(found, kinds.Failure):
+            return found
+        rows, match = found
+        return Pending(ClaimKey.of(claim), claim, rows, match, spec, _nodes(rows, cache.inventory()) != [None])
+
+    def _rows_of(self, claim: dict) -> tuple | kinds.Failure:
+        cache = self.allocator.cache
         validated = request.validate(claim)
         if isinstance(validated, kinds.Failure):
             return validated
@@ -152,7 +218,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
             return kinds.failure(kinds.ALLOCATION_TIMEOUT, f"filtering the devices took too long: {exc}")
         if isinstance(rows, kinds.Failure):
             return rows
-        return Pending(ClaimKey.of(claim), claim, rows, validated.match)
+        return rows, validated.match
 
     def _budget(self) -> Budget:
         return Budget(self.allocator.planner.limits, clock=self.clock.monotonic, may_wait=False)
@@ -163,26 +229,45 @@ class AllocatorDevices(DeviceClaimsPlugin):
         ledger, inventory = self.allocator.cache.ledger, self.allocator.cache.inventory()
         chosen: dict[ClaimKey, Solution] = {}
         tentative: list[ClaimKey] = []
+        last = len(found.pending) - 1
         try:
-            for pending in found.pending:
-                node = node_info.name if _nodes(pending.rows, inventory) != [None] else None
-                if _too_few(node, pending.rows, ledger):
-                    return unschedulable(CANNOT_ALLOCATE)
-                try:
-                    solution = NodeSearch(node, pending.rows, ledger, pending.match, self._budget()).run()
-                except (Exhausted, Preempted):
-                    return unschedulable(CANNOT_ALLOCATE)
+            for index, pending in enumerate(found.pending):
+                node = node_info.name if pending.local else None
+                solution = self._search(pending, node, inventory, ledger, memo=not tentative)
                 if solution is None:
                     return unschedulable(CANNOT_ALLOCATE)
                 chosen[pending.key] = solution
-                held = ClaimKey(pending.key.namespace, pending.key.name, "tentative:" + pending.key.kind)
-                ledger.set_claim(held, {"allocations": status_.entries(solution)})
-                tentative.append(held)
+                if index < last:  # the pod's next claims must not take these devices too
+                    held = ClaimKey(pending.key.namespace, pending.key.name, "tentative:" + pending.key.kind)
+                    ledger.set_claim(held, {"allocations": status_.entries(solution)})
+                    tentative.append(held)
         finally:
             for held in tentative:
                 ledger.release(held)
         found.solutions[node_info.name] = chosen
         return SUCCESS
+
+    def _search(self, pending: Pending, node: str | None, inventory, ledger, *, memo: bool) -> Solution | None:
+        """The allocator's search for one claim on one node; remembered per (spec, node) while the
+        holds on the pools it could use stay as they were (not while a pod's earlier claims are
+        held tentatively: those change the holds for this search only)."""
+        key = None
+        if memo:
+            key = (pending.spec, node, inventory.version, tuple(ledger.serial(p.name) for p in inventory.pools_of(node)))
+            if key in self._searches:
+                return self._searches[key]
+        if _too_few(node, pending.rows, ledger):
+            solution = None
+        else:
+            try:
+                solution = NodeSearch(node, pending.rows, ledger, pending.match, self._budget()).run()
+            except (Exhausted, Preempted):
+                return None  # not remembered: a later attempt may have more time
+        if key is not None:
+            if len(self._searches) > MEMO_LIMIT:
+                self._searches.clear()
+            self._searches[key] = solution
+        return solution
 
     # ------------------------------------------------------ reserve/unreserve
     def reserve(self, state, pod, node_name):

@@ -65,6 +65,8 @@ class Profile:
     weights: dict[str, int] = field(default_factory=dict)  # score plugin → weight
     args: dict[str, dict] = field(default_factory=dict)  # plugin → its pluginConfig args
     extenders: list["Extender"] = field(default_factory=list)  # its document's extenders, in order
+    # kube's percentageOfNodesToScore: 0 (unset) is adaptive, 50% less 1% per 125 nodes, at least 5%
+    percentage_of_nodes_to_score: int = 0
 
 
 @dataclass
@@ -168,11 +170,25 @@ def parse(data) -> Configuration:
     maximum = _positive_number(data, "podMaxBackoffSeconds", 10, "", problems)
     if maximum < initial:
         problems.append(f"podMaxBackoffSeconds: Invalid value: {maximum}: must be greater than or equal to PodInitialBackoffSeconds")
+    overall = _percentage(data, "", problems)
+    for profile, raw in zip(profiles, raw_profiles if isinstance(raw_profiles, list) else []):
+        own = _percentage(raw, f"profiles[{profiles.index(profile)}].", problems) if isinstance(raw, dict) else 0
+        profile.percentage_of_nodes_to_score = own or overall
     if problems:
         raise ConfigError("invalid KubeSchedulerConfiguration: " + "; ".join(problems))
     for profile in profiles:
         _give_extenders(profile, extenders)
     return Configuration(profiles, extenders, float(initial), float(maximum))
+
+
+def _percentage(data: dict, path: str, problems: list[str]) -> int:
+    value = data.get("percentageOfNodesToScore")
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100:
+        problems.append(f"{path}percentageOfNodesToScore: Invalid value: {value!r}: not in valid range [0-100]")
+        return 0
+    return value
 
 
 def _give_extenders(profile: Profile, extenders: list[Extender]) -> None:

@@ -127,6 +127,7 @@ class Framework:
         self.device_plugin = device_plugin
         self.monotonic = monotonic
         self.waiting_pods: dict[str, WaitingPod] = {}
+        self._next_start = 0  # where the next pod's filtering starts (kube's nextStartNodeIndex)
         self.snapshot: Snapshot | None = None  # the snapshot of the cycle running (for plugins)
         self.plugins: dict[str, Plugin] = {}
         self.points: dict[str, list[Plugin]] = {}
@@ -270,16 +271,28 @@ class Framework:
         return name
 
     def _find_feasible(self, state: CycleState, pod: dict, infos: list[NodeInfo], diagnosis: Diagnosis) -> list[NodeInfo] | Status:
+        """The nodes that pass every filter — kube's ``findNodesThatPassFilters``: enough of them
+        (:func:`num_feasible_nodes_to_find`), from where the last pod's search stopped, so that
+        big clusters are not filtered whole for every pod and pods spread over them."""
         feasible = []
-        for info in infos:
+        total = len(infos)
+        wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, total)
+        start = self._next_start % total if total else 0
+        processed = 0
+        for offset in range(total):
+            info = infos[(start + offset) % total]
+            processed += 1
             status = self.run_filters(state, pod, info)
             if status.success:
                 feasible.append(info)
+                if len(feasible) >= wanted:
+                    break
             elif status.rejected:
                 diagnosis.statuses[info.name] = status
                 diagnosis.unschedulable_plugins.add(status.plugin)
             else:
                 return status
+        self._next_start = (start + processed) % total if total else 0
         return feasible
 
     def run_filters(self, state: CycleState, pod: dict, info: NodeInfo) -> Status:
@@ -523,6 +536,20 @@ class Framework:
             return False
         waiting.reject(plugin, message)
         return True
+
+
+MIN_FEASIBLE_NODES_TO_FIND = 100  # kube's minFeasibleNodesToFind
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """kube's ``numFeasibleNodesToFind``: every node up to 100; then ``percentage`` of them, or
+    when it is 0, 50% less one point per 125 nodes (at least 5%), and never fewer than 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage <= 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
 def _reversed(name: str) -> tuple:

@@ -106,7 +106,7 @@ class SchedulingQueue:
         old, info.pod = info.pod, pod
         if tier is self._in_active:
             self._push(info)  # its order may have changed; the stale heap entry is skipped
-        elif tier is self._unschedulable and _changed(old, pod):
+        elif tier is self._unschedulable and (info.gated_by or _changed(old, pod)):  # a gate is asked again on any update
             del self._unschedulable[key]
             self._requeue(info)
 
@@ -122,7 +122,9 @@ class SchedulingQueue:
         move to backoffQ / activeQ (kube's ``MoveAllToActiveOrBackoffQueue``). Returns how many."""
         for key in self._in_flight:
             self._in_flight_events.setdefault(key, []).append(event)
-        moving = [info for info in self._unschedulable.values() if not info.gated_by and self._worth_requeuing(info, event)]
+        # a pod a PreEnqueue plugin gated moves on the events that plugin registered too (kube's
+        # queueing hints: DynamicResources' claim added), and is gated again if still not ready
+        moving = [info for info in self._unschedulable.values() if self._worth_requeuing(info, event)]
         for info in moving:
             del self._unschedulable[info.key]
             self._requeue(info)
@@ -175,6 +177,22 @@ class SchedulingQueue:
         self._backoff[info.key] = info
         self._ready.set()
         return "backoff"
+
+    def activate(self, keys) -> int:
+        """Parked pods a plugin knows an event helps (kube's ``Activate``, as queueing hints that
+        look at the event's object: DeviceClaims moves just the pod whose claim was created or
+        allocated). Gated pods are gated again if still not ready. Returns how many moved."""
+        moved = 0
+        for key in keys:
+            info = self._unschedulable.pop(key, None)
+            if info is not None:
+                self._requeue(info)
+                moved += 1
+        return moved
+
+    def parked(self):
+        """The parked pods (unschedulable or gated), for a plugin looking for those an event helps."""
+        return [info.pod for info in self._unschedulable.values()]
 
     def flush(self) -> None:
         """Move what is due: expired backoffs to activeQ, and pods parked for longer than

@@ -5,6 +5,9 @@ plugin, and kube's default profile includes it after NodeResourcesFit. The plugi
 to :class:`~..framework.Framework` (``device_plugin=``, and ``Scheduler(device_plugin=...)``); without
 one, the name is dropped from the profile. It must subclass :class:`DeviceClaimsPlugin` and implement:
 
+- ``pre_enqueue(pod) -> Status``: keep a pod out of the active queue while its claims do not
+  exist yet (kube's DynamicResources does: no scheduling attempt, no FailedScheduling Event); the
+  claim's ADD event (``ClusterEvent("DeviceClaim", "Add")``) or the pod's update brings it back.
 - ``pre_filter(state, pod, snapshot) -> Status``: read the pod's claims (``spec.deviceClaims`` and
   ``status.deviceClaimStatuses``); ``skip()`` for a pod without claims (Filter is then not called);
   ``unresolvable(...)`` when a claim is missing or a template has no claim yet (the message is
@@ -31,7 +34,7 @@ from mockapi.controllers.scheduler import events
 from mockapi.controllers.scheduler.plugin import Plugin
 
 NAME = "DeviceClaims"
-POINTS = ("preFilter", "filter", "reserve", "preBind")
+POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "preBind")
 
 
 class DeviceClaimsPlugin(Plugin):
