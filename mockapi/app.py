@@ -125,39 +125,66 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
     server.app = app
     _observe(server, kube, fallback)
     _mount_allocator(server, fallback)
-    _mount_pod_controllers(server)
+    _mount_pod_controllers(server, fallback)
     if settings.load:
         server.loaded = loader.load_paths(registry, settings.load)
     return server
 
 
-def _mount_pod_controllers(server: Server) -> None:
+def _mount_pod_controllers(server: Server, fallback) -> None:
     """The pods' claims controller and the scheduler (beside the allocator, sharing its ledger), the
-    simulated kubelet and the garbage collector — each when enabled, as background tasks."""
+    simulated kubelet and the garbage collector — each when enabled, as background tasks, imported
+    and built when they start (start-up needs none of them) — and GET
+    /mockapi/v1/scheduling/{namespace}/{name}: the scheduler's record of a pod's last attempt."""
     settings = server.settings
-    if not (settings.scheduler or settings.kubelet or settings.garbage_collector):
-        return
-    from mockapi.client import LocalClient
-
-    client = LocalClient(server.registry)
+    if settings.scheduler and server.allocator is None:
+        raise ValueError("the scheduler needs the allocator in the same process (one ledger of held devices)")
     clock = server.registry.clock
-    if settings.scheduler:
+    if settings.kubelet:
+        server.registry.kubelet = True  # bound pods are deleted gracefully, for the kubelet to end
+
+    def local():
+        from mockapi.client import LocalClient
+
+        return LocalClient(server.registry)
+
+    async def schedule() -> None:
+        import asyncio
+
         from mockapi.controllers import pods as pod_controllers
 
-        if server.allocator is None:
-            raise ValueError("the scheduler needs the allocator in the same process (one ledger of held devices)")
-        server.scheduler, podclaims = pod_controllers.scheduler_with_claims(client, server.allocator, config_path=settings.scheduler_config, clock=clock)
-        server.background.append(podclaims.run)
-        server.background.append(server.scheduler.run)
-    if settings.kubelet:
+        server.scheduler, podclaims = pod_controllers.scheduler_with_claims(local(), server.allocator, config_path=settings.scheduler_config, clock=clock)
+        if server.metrics is not None:
+            server.scheduler.on_extender_call = server.metrics.extender_call
+        await asyncio.gather(podclaims.run(), server.scheduler.run())
+
+    async def kubelet() -> None:
         from mockapi.controllers.kubelet import Kubelet
 
-        server.registry.kubelet = True  # bound pods are deleted gracefully, for the kubelet to end
-        server.background.append(Kubelet(client, clock=clock).run)
-    if settings.garbage_collector:
+        await Kubelet(local(), clock=clock).run()
+
+    async def collect_garbage() -> None:
         from mockapi.controllers.gc import GarbageCollector
 
-        server.background.append(GarbageCollector(client, clock=clock).run)
+        await GarbageCollector(local(), clock=clock).run()
+
+    for enabled, run in ((settings.scheduler, schedule), (settings.kubelet, kubelet), (settings.garbage_collector, collect_garbage)):
+        if enabled:
+            server.background.append(run)
+
+    async def last_attempt(request):
+        import orjson
+        from starlette.responses import Response
+
+        namespace, name = request.path_params["namespace"], request.path_params["name"]
+        if server.scheduler is None:
+            return responses.error_response(errors.StatusError(404, "NotFound", "no scheduler runs in this server (see `mockapi serve --no-scheduler`)"))
+        found = server.scheduler.last_attempt(namespace, name)
+        if found is None:
+            return responses.error_response(errors.StatusError(404, "NotFound", f'no scheduling attempt of pod "{namespace}/{name}" is recorded', {"name": name, "kind": "pods"}))
+        return Response(orjson.dumps(found), media_type="application/json")
+
+    fallback.add_route("/mockapi/v1/scheduling/{namespace}/{name}", last_attempt, methods=["GET"])
 
 
 def _cold_endpoints(types: TypeRegistry):

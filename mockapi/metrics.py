@@ -10,6 +10,9 @@
   ``mockapi_allocator_duration_seconds``: one per allocation attempt, reported by the allocator
   through :class:`mockapi.controllers.gate.AllocationGate`; ``mockapi_allocator_waiting_claims``:
   claims held by the gate (``delay`` or ``manual`` mode).
+- ``mockapi_scheduler_extender_calls_total{extender,verb,outcome}`` and
+  ``mockapi_scheduler_extender_duration_seconds{extender,verb}``: each HTTP call the scheduler made
+  to an extender (verb filter, prioritize or bind; outcome success, error or timeout).
 - ``process_*`` and ``python_*``: the standard process collectors (``process_resident_memory_bytes``
   is the server's RSS).
 
@@ -63,6 +66,7 @@ def scope_of(info) -> str:
 
 class Metrics:
     def __init__(self, *, store, gate=None) -> None:
+        self.extender_calls = self.extender_latency = None  # made at the first extender call
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "apiserver_request_total",
@@ -102,6 +106,19 @@ class Metrics:
             children = self._children[key] = (self.requests.labels(*labels, str(code)), self.latency.labels(*labels))
         children[0].inc()
         children[1].observe(seconds)
+
+    def extender_call(self, extender: str, verb: str, outcome: str, seconds: float) -> None:
+        """The scheduler's ``on_extender_call`` hook: count one call to an extender."""
+        if self.extender_calls is None:
+            self.extender_calls = Counter(
+                "mockapi_scheduler_extender_calls", "HTTP calls the scheduler made to its extenders.", ("extender", "verb", "outcome"), registry=self.registry
+            )
+            self.extender_latency = Histogram(
+                "mockapi_scheduler_extender_duration_seconds", "Latency of the scheduler's calls to its extenders.", ("extender", "verb"),
+                buckets=ALLOCATION_BUCKETS, registry=self.registry,
+            )  # fmt: skip
+        self.extender_calls.labels(extender, verb, outcome).inc()
+        self.extender_latency.labels(extender, verb).observe(seconds)
 
     def allocation_finished(self, key, reason: str, seconds: float) -> None:
         """The AllocationGate listener: count one finished allocation attempt."""

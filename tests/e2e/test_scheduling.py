@@ -218,3 +218,19 @@ def test_kubectl_shows_where_pods_went_and_why_not(cluster, tmp_path):
     assert "n1" in wide.splitlines()[2]
     described = kubectl("describe", "pod", "huge")
     assert "FailedScheduling" in described and "0/1 nodes are available: 1 Insufficient cpu." in described
+
+
+def test_the_server_tells_a_pods_last_scheduling_attempt(cluster):
+    _, http = cluster
+    create(http, "/api/v1/nodes", node("n1", cpu="1"))
+    create(http, "/api/v1/nodes", node("n2", cpu="4"))
+    create(http, "/api/v1/namespaces/default/pods", pod("big", cpu="2"))
+    assert wait_for(lambda: pods(http)["big"]["spec"].get("nodeName"))
+    attempt = wait_for(lambda: (answer := http.get("/mockapi/v1/scheduling/default/big")).status_code == 200 and answer.json())
+    assert attempt["outcome"] == "Scheduled" and attempt["node"] == "n2"
+    by_node = {row["node"]: row for row in attempt["filter"]}
+    assert by_node["n2"]["feasible"] is True
+    refused = [v for v in by_node["n1"]["verdicts"] if v["code"] != "Success"]
+    assert refused == [{"plugin": "NodeResourcesFit", "code": "UnschedulableAndUnresolvable", "reasons": ["Insufficient cpu"]}]
+    missing = http.get("/mockapi/v1/scheduling/default/nobody")
+    assert missing.status_code == 404 and missing.json()["reason"] == "NotFound"
