@@ -128,8 +128,13 @@ class Scheduler:
         if event_type == DELETED:
             self.snapshot.remove_node(node["metadata"]["name"])
             return
+        before = self.snapshot.get(node["metadata"]["name"])
+        seen = _schedulable_view(before.node) if before is not None else None  # read now: set_node changes the info
         self.snapshot.set_node(node)
-        self.queue.on_event(events.NODE_ADD if event_type == ADDED else events.NODE_UPDATE)
+        if event_type == ADDED or before is None:
+            self.queue.on_event(events.NODE_ADD)
+        elif seen != _schedulable_view(node):
+            self.queue.on_event(events.NODE_UPDATE)
 
     def _on_pod(self, event_type: str, pod: dict) -> None:
         key = pods_.key(pod)
@@ -304,3 +309,16 @@ def _conclude(attempt, outcome_: str, *, node: str | None = None, message: str |
         attempt.message = message
     if nominated_node:
         attempt.nominated_node = nominated_node
+
+
+def _schedulable_view(node: dict | None) -> tuple:
+    """What of a Node can change a pod's fit: a kubelet's heartbeat (condition times) changes
+    nothing here and moves no parked pod (kube-scheduler's nodeSchedulingPropertiesChange)."""
+    if node is None:
+        return ()
+    spec, status, meta = node.get("spec") or {}, node.get("status") or {}, node["metadata"]
+    conditions = tuple(sorted((c.get("type", ""), c.get("status", "")) for c in status.get("conditions") or ()))
+    return (
+        meta.get("labels"), meta.get("annotations"), spec.get("unschedulable"), spec.get("taints"),
+        status.get("allocatable"), conditions,
+    )
