@@ -234,3 +234,23 @@ def test_the_server_tells_a_pods_last_scheduling_attempt(cluster):
     assert refused == [{"plugin": "NodeResourcesFit", "code": "UnschedulableAndUnresolvable", "reasons": ["Insufficient cpu"]}]
     missing = http.get("/mockapi/v1/scheduling/default/nobody")
     assert missing.status_code == 404 and missing.json()["reason"] == "NotFound"
+
+
+def test_a_higher_priority_pod_preempts_the_holder_of_the_device_it_needs(cluster):
+    _, http = cluster
+    create(http, "/api/v1/nodes", node("n1"))
+    create(http, f"{API}/deviceclasses", gpu_class())
+    create(http, f"{API}/devicepools", pool("n1-gpus", "n1", 1))
+    low = pod("low", {"name": "gpu", "claim": ONE_GPU})
+    low["spec"]["priority"] = 1
+    create(http, "/api/v1/namespaces/default/pods", low)
+    assert wait_for(lambda: pods(http)["low"]["spec"].get("nodeName") == "n1")
+    high = pod("high", {"name": "gpu", "claim": ONE_GPU})
+    high["spec"]["priority"] = 1000
+    create(http, "/api/v1/namespaces/default/pods", high)
+    # the victim goes (with its claim, by the garbage collector), its device is free: the preemptor binds there
+    assert wait_for(lambda: "low" not in pods(http), timeout=10)
+    assert wait_for(lambda: pods(http)["high"]["spec"].get("nodeName") == "n1", timeout=10)
+    held = [c for c in claims(http).values() if (c.get("status") or {}).get("allocations")]
+    assert [c["status"]["podNames"] for c in held] == [["high"]]
+    assert any(reason == "Preempted" for reason, _ in events(http, "low"))

@@ -22,6 +22,7 @@ them, and the allocator never hands them to another claim.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 import orjson
@@ -226,6 +227,34 @@ class AllocatorDevices(DeviceClaimsPlugin):
     # --------------------------------------------------------------- filter
     def filter(self, state, pod, node_info):
         found: PodClaims = state[self.NAME]
+        freed = self._freed_by_preemption(node_info)
+        if not freed:
+            return self._filter(found, node_info)
+        # DefaultPreemption asks with victims taken off the node: their claims' devices count as free
+        with contextlib.ExitStack() as stack:
+            for key in freed:
+                stack.enter_context(self.allocator.cache.ledger.without(key))
+            return self._filter(found, node_info, memo=False)
+
+    def _freed_by_preemption(self, node_info) -> list[ClaimKey]:
+        """The claims used only by pods the node really has but this (trial) NodeInfo does not."""
+        snapshot = getattr(self.handle, "snapshot", None)
+        real = snapshot.get(node_info.name) if snapshot is not None else None
+        if real is None or real is node_info or len(real.pods) <= len(node_info.pods):
+            return []
+        gone = [p for key, p in real.pods.items() if key not in node_info.pods]
+        names = {p["metadata"]["name"] for p in gone}
+        freed = []
+        for victim in gone:
+            namespace = victim["metadata"].get("namespace", "")
+            for claim_name in claim_names(victim).values():
+                claim = self.claims.get((namespace, claim_name))
+                users = ((claim or {}).get("status") or {}).get("podNames") or []
+                if claim is not None and users and set(users) <= names:
+                    freed.append(ClaimKey.of(claim))
+        return freed
+
+    def _filter(self, found: "PodClaims", node_info, *, memo: bool = True):
         ledger, inventory = self.allocator.cache.ledger, self.allocator.cache.inventory()
         chosen: dict[ClaimKey, Solution] = {}
         tentative: list[ClaimKey] = []
@@ -233,7 +262,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
         try:
             for index, pending in enumerate(found.pending):
                 node = node_info.name if pending.local else None
-                solution = self._search(pending, node, inventory, ledger, memo=not tentative)
+                solution = self._search(pending, node, inventory, ledger, memo=memo and not tentative)
                 if solution is None:
                     return unschedulable(CANNOT_ALLOCATE)
                 chosen[pending.key] = solution
