@@ -159,9 +159,13 @@ def _mount_pod_controllers(server: Server, fallback) -> None:
         await asyncio.gather(podclaims.run(), server.scheduler.run())
 
     async def kubelet() -> None:
-        from mockapi.controllers.kubelet import Kubelet
+        from mockapi.controllers.kubelet import DEFAULT_CAPACITY, Kubelet, KubeletOptions
 
-        await Kubelet(local(), clock=clock).run()
+        options = KubeletOptions(
+            capacity={**DEFAULT_CAPACITY, **settings.kubelet_capacity}, heartbeat_interval=settings.kubelet_heartbeat,
+            start_delay=settings.kubelet_start_delay, max_grace=settings.kubelet_max_grace,
+        )  # fmt: skip
+        await Kubelet(local(), clock=clock, options=options).run()
 
     async def collect_garbage() -> None:
         from mockapi.controllers.gc import GarbageCollector

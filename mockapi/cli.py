@@ -92,7 +92,8 @@ def _settings(args) -> Settings:
         allocator=not args.no_allocator, allocation_policy=args.allocation_policy,
         allocation_budget_steps=args.allocation_budget_steps, allocation_budget_seconds=args.allocation_budget_seconds,
         scheduler=not (args.no_allocator or args.no_scheduler), scheduler_config=_scheduler_config(args.scheduler_config),
-        kubelet=not args.no_kubelet, garbage_collector=not args.no_gc,
+        kubelet=not args.no_kubelet, garbage_collector=not args.no_gc, kubelet_heartbeat=args.kubelet_heartbeat,
+        kubelet_start_delay=args.kubelet_start_delay, kubelet_max_grace=args.kubelet_max_grace, kubelet_capacity=dict(args.kubelet_capacity or []),
     )
 
 
@@ -129,6 +130,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-allocator", action="store_true", default=bool(_env("NO_ALLOCATOR", "")), help="do not run the allocator (nor the scheduler) in this process (run `mockapi allocator` elsewhere)")
     serve.add_argument("--no-scheduler", action="store_true", default=bool(_env("NO_SCHEDULER", "")), help="do not schedule pods (nor make their claims) in this process")
     serve.add_argument("--no-kubelet", action="store_true", default=bool(_env("NO_KUBELET", "")), help="do not simulate kubelets: bound pods stay Pending, Nodes keep the status they are given")
+    serve.add_argument("--kubelet-heartbeat", type=_positive_seconds, default=_env("KUBELET_HEARTBEAT", Settings.kubelet_heartbeat), metavar="SECONDS", help="how often a simulated kubelet refreshes its Node's conditions (default %(default)s)")
+    serve.add_argument("--kubelet-start-delay", type=_seconds, default=_env("KUBELET_START_DELAY", Settings.kubelet_start_delay), metavar="SECONDS", help="from a pod's being bound (and its claims reserved) to Running (default %(default)s)")
+    serve.add_argument("--kubelet-max-grace", type=_seconds, default=_env("KUBELET_MAX_GRACE", Settings.kubelet_max_grace), metavar="SECONDS", help="a deleted running pod ends after min(its grace period, this) (default %(default)s: at once)")
+    serve.add_argument("--kubelet-capacity", type=_resource, action="append", metavar="NAME=QUANTITY", help="a bare Node's capacity for one resource, e.g. cpu=64 (repeatable; defaults cpu=32, memory=256Gi, pods=110, ephemeral-storage=1Ti)")
     serve.add_argument("--no-gc", action="store_true", default=bool(_env("NO_GC", "")), help="do not run the garbage collector (ownerReferences are not followed)")
     _allocator_options(serve)
     _add_allocator_commands(commands)
@@ -140,6 +145,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------ values the options take
+def _resource(text: str) -> tuple[str, str]:
+    from mockapi import quantity
+
+    name, _, amount = text.partition("=")
+    if not name or quantity.parse_or_none(amount) is None:
+        raise argparse.ArgumentTypeError(f"expected NAME=QUANTITY (e.g. cpu=64 or memory=512Gi), not {text!r}")
+    return name, amount
+
+
 def _at_least(minimum: int):
     def convert(text: str) -> int:
         value = int(text)

@@ -262,3 +262,24 @@ def test_ctrl_c_stops_the_server_cleanly(tmp_path):
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=30)
     assert process.returncode == 0 and err == "", err
+
+
+def test_serve_runs_the_pod_controllers_unless_told_not_to():
+    from mockapi import cli
+
+    parse = cli._parser().parse_args
+    every = cli._settings(parse(["serve"]))
+    assert (every.allocator, every.scheduler, every.kubelet, every.garbage_collector) == (True, True, True, True)
+    alone = cli._settings(parse(["serve", "--no-allocator", "--no-kubelet", "--no-gc"]))
+    assert (alone.allocator, alone.scheduler, alone.kubelet, alone.garbage_collector) == (False, False, False, False)
+    tuned = cli._settings(parse(["serve", "--no-scheduler", "--kubelet-capacity", "cpu=64", "--kubelet-capacity", "memory=1Ti", "--kubelet-start-delay", "0.5"]))
+    assert tuned.allocator and not tuned.scheduler
+    assert tuned.kubelet_capacity == {"cpu": "64", "memory": "1Ti"} and tuned.kubelet_start_delay == 0.5
+
+
+def test_a_bad_scheduler_config_is_a_usage_error(tmp_path):
+    bad = tmp_path / "sched.yaml"
+    bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: x\n  plugins:\n    filter:\n      enabled:\n      - name: Nope\n")
+    done = subprocess.run([sys.executable, "-m", "mockapi", "serve", "--port", "0", "--scheduler-config", str(bad)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"mockapi serve: {bad}: ") and 'plugin "Nope" does not exist' in done.stderr
