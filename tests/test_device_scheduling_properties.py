@@ -1,5 +1,6 @@
 """Property-based tests of device scheduling: random orders of creating and deleting Nodes,
-DevicePools, shared DeviceClaims and pods (claim templates, embedded claims, ``claimName``), run
+DevicePools, shared DeviceClaims and pods (claim templates, embedded claims, ``claimName``; two
+priorities, so that pods preempt), run
 against the real controllers in one process — the registry, the allocator, the pods' claims
 controller, the scheduler, the simulated kubelet and the garbage collector on one event loop, as
 ``bench/scheduler.py`` runs them.
@@ -82,7 +83,7 @@ def shared_claim(k: int) -> dict:
     return {"apiVersion": API, "kind": "DeviceClaim", "metadata": {"name": f"shared-{k}", "namespace": NS}, "spec": ONE_GPU}
 
 
-def pod(j: int, cpu: str, sources: tuple[str, ...]) -> dict:
+def pod(j: int, cpu: str, sources: tuple[str, ...], priority: int = 0) -> dict:
     entries = []
     for n, source in enumerate(sources):
         entry = {"name": f"d{n}"}
@@ -94,7 +95,7 @@ def pod(j: int, cpu: str, sources: tuple[str, ...]) -> dict:
             entry["claim"] = CLAIM_SPECS[source]
         entries.append(entry)
     container = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}, "devices": [{"name": e["name"]} for e in entries]}
-    spec = {"containers": [container], "terminationGracePeriodSeconds": 0, **({"deviceClaims": entries} if entries else {})}
+    spec = {"containers": [container], "priority": priority, "terminationGracePeriodSeconds": 0, **({"deviceClaims": entries} if entries else {})}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{j}", "namespace": NS}, "spec": spec}
 
 
@@ -104,7 +105,7 @@ SOURCES = st.sampled_from(["template", "one", "two", "admin", "shared-0", "share
 ADD_NODE = st.tuples(st.just("node"), NODE_IDS, st.sampled_from(["1", "2", "4"]), st.integers(1, 4))
 ADD_POOL = st.tuples(st.just("pool"), POOL_IDS, st.one_of(st.none(), NODE_IDS), st.integers(1, 3))
 ADD_SHARED = st.tuples(st.just("shared"), SHARED_IDS)
-ADD_POD = st.tuples(st.just("pod"), POD_IDS, st.sampled_from(["100m", "500m", "1"]), st.lists(SOURCES, max_size=2, unique=True).map(tuple))
+ADD_POD = st.tuples(st.just("pod"), POD_IDS, st.sampled_from(["100m", "500m", "1"]), st.lists(SOURCES, max_size=2, unique=True).map(tuple), st.sampled_from([0, 0, 100]))
 CHANGES = st.one_of(
     ADD_NODE,
     st.tuples(st.just("delete-node"), NODE_IDS),
@@ -127,8 +128,8 @@ def create_of(step: tuple) -> tuple[Kind, dict] | None:
             return POOLS, pool(i, node_index, devices)
         case ("shared", k):
             return CLAIMS, shared_claim(k)
-        case ("pod", j, cpu, sources):
-            return PODS, pod(j, cpu, sources)
+        case ("pod", j, cpu, sources, *priority):
+            return PODS, pod(j, cpu, sources, *priority)
     return None
 
 
@@ -331,6 +332,8 @@ def test_random_create_and_delete_orders_keep_the_scheduling_invariants(schedule
           ("pod", 1, "1", ("shared-0",)), ("delete-pod", 0), ("delete-pod", 1), ("pod", 2, "1", ("template", "template"))], 2),
         # a node that goes takes its pods; re-created, the waiting pod goes there, and it is not over-committed
         ([("node", 0, "1", 2), ("pod", 0, "1", ()), ("pod", 1, "500m", ()), ("delete-node", 0), ("node", 0, "1", 2), ("pod", 2, "1", ())], 2),
+        # a high-priority pod preempts a low-priority one: cpu and the victim's device are freed for it
+        ([("node", 0, "1", 4), ("pool", 0, 0, 1), ("pod", 0, "1", ("one",)), ("pod", 3, "500m", ("template",), 100)], 2),
         # network-attached pools combine with any node; admin access holds nothing
         ([("pool", 0, None, 1), ("node", 0, "2", 4), ("pod", 0, "100m", ("one", "admin")), ("pod", 1, "100m", ("admin",)), ("delete-pool", 0)], 2),
     ],
