@@ -1,5 +1,6 @@
 """The ``mockapi`` command line: ``serve`` runs the server, ``allocator`` and ``explain`` work against
-any API server, ``gen`` prints capacity, ``crds`` writes or checks schemas/.
+any API server, ``schedule`` and ``scheduling`` say where a pod would go and went, ``gen`` prints
+capacity, ``crds`` writes or checks schemas/.
 
 Every failure a person can cause (a bad flag, a missing kubeconfig, an unreachable server, a port in
 use, a bad manifest, an error Status from the server) is one line on stderr, ``mockapi <command>:
@@ -82,6 +83,8 @@ def _run(args) -> int:
         return serve_forever(_settings(args))
     if args.command in ("allocator", "explain", "gen"):
         return _run_allocator_command(args)
+    if args.command in ("schedule", "scheduling"):
+        return _run_schedule_command(args)
     return write_crds(args.out, check=args.check)
 
 
@@ -137,6 +140,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-gc", action="store_true", default=bool(_env("NO_GC", "")), help="do not run the garbage collector (ownerReferences are not followed)")
     _allocator_options(serve)
     _add_allocator_commands(commands)
+    _add_schedule_commands(commands)
 
     crds = commands.add_parser("crds", help="write the CRDs of our kinds (schemas/) from the models, or check them")
     crds.add_argument("--out", type=Path, default=Path("schemas"), help="directory (default schemas/)")
@@ -249,6 +253,31 @@ def _run_allocator_command(args) -> int:
 
     key = ClaimKey(args.namespace, args.claim, args.kind)
     return standalone.explain(client, key=key, policy=args.allocation_policy, limits=limits, output=args.output)
+
+
+def _add_schedule_commands(commands) -> None:
+    schedule = commands.add_parser("schedule", help="where a pod would go and why (per node, per claim), writing nothing")
+    schedule.add_argument("-f", "--filename", required=True, metavar="FILE", help="the Pod manifest ('-': stdin)")
+    schedule.add_argument("--from", dest="sources", action="append", type=Path, default=[], metavar="PATH", help="read the cluster from these manifests (files or directories, repeatable), not from a server")
+    scheduling = commands.add_parser("scheduling", help="print a running server's record of a pod's last scheduling attempt")
+    scheduling.add_argument("pod", metavar="NAMESPACE/NAME", help="the pod (NAME alone: in -n's namespace)")
+    scheduling.add_argument("-n", "--namespace", default="default")
+    for parser in (schedule, scheduling):
+        parser.add_argument("--server", type=_server_url, default=None, metavar="URL", help="the API server's URL; alone, no kubeconfig is read")
+        parser.add_argument("--kubeconfig", default=None, help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+        parser.add_argument("--context", default=None, help="kubeconfig context (default: the current one)")
+        parser.add_argument("-o", "--output", choices=("yaml", "json"), default=None, help="the report as data (default: for people)")
+    _allocator_options(schedule)
+
+
+def _run_schedule_command(args) -> int:
+    from mockapi import schedule_cli
+
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)  # its retries: the failure is said once
+    try:
+        return schedule_cli.run(args)
+    except schedule_cli.Failure as exc:
+        raise CommandError(str(exc), code=exc.code) from None
 
 
 def _generate(args) -> int:
