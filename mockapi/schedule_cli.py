@@ -253,7 +253,9 @@ def _claim(claim: dict) -> list[str]:
         first_line = explained["result"]["message"].splitlines()[0]  # the nodes' lines follow below
         lines.append(f"    the claim alone: {explained['result']['reason']}: {first_line}")
     if explained.get("nodes"):
-        lines.append("    device sets per node (the allocator's score: oneOf indices, class ranks, pools used, free devices left — lower is better)")
+        keys = next((list(n["score"]) for n in explained["nodes"] if n.get("score")), [])
+        scored = f" (the allocator's {explained.get('policy', '')} score, lower is better: {', '.join(keys)})" if keys else ""
+        lines.append(f"    device sets per node{scored}")
         width = max(len(n["node"]) for n in explained["nodes"])
         for node in explained["nodes"]:
             lines.append(f"      {node['node']:<{width}}  {_device_set(node)}")

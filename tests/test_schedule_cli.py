@@ -275,3 +275,45 @@ def test_render_names_extenders_and_nodes_not_evaluated():
     assert "  NODE  NodeResourcesFit x1  extender http://x x1  TOTAL\n  a                      50                    20     70\n" in text
     assert "Extender calls\n  http://x filter http://x/filter: success in 1.5 ms\n" in text
     assert text.endswith("Result\n  Unschedulable: 0/3 nodes are available: 1 too hot.\n")
+
+
+def test_the_profiles_extenders_are_asked_and_shown(capsys, tmp_path):
+    from tests.scheduler.extender_server import ExtenderServer, node_names
+
+    def keep(body):
+        names = node_names(body)
+        kept = [n for n in names if n in ("foozer-1000-large-00", "foozer-1000-large-01")]
+        return {"Nodes": {"items": [i for i in body["Nodes"]["items"] if i["metadata"]["name"] in kept]},
+                "FailedNodes": {n: "too hot" for n in names if n not in kept}, "Error": ""}  # fmt: skip
+
+    def prioritize(body):
+        return [{"Host": n, "Score": 10 if n == "foozer-1000-large-01" else 0} for n in node_names(body)]
+
+    with ExtenderServer({"filter": keep, "prioritize": prioritize}) as extender:
+        config = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "extenders": [{"urlPrefix": extender.url, "filterVerb": "filter", "prioritizeVerb": "prioritize", "weight": 2}],
+        }  # fmt: skip
+        path = write(tmp_path, config, "config.yaml")
+        code, out, err = offline(capsys, tmp_path, EXAMPLE_PODS["embedded-foozer-claim"], "--scheduler-config", path, "-o", "json")
+        assert code == 0, err
+        assert extender.verbs() == ["filter", "prioritize"]  # filter and prioritize only: a dry run never binds
+        report = json.loads(out)
+        assert report["node"] == "foozer-1000-large-01"  # without the extender's score: large-00, the first by name
+        rows = {row["node"]: row for row in report["filter"]}
+        assert rows["foozer-1000-medium-00"]["verdicts"][-1] == {"extender": extender.url, "code": "Unschedulable", "reasons": ["too hot"]}
+        assert report["scores"][0]["scores"][-1] == {"extender": extender.url, "score": 10, "weight": 2, "weighted": 200}
+        assert [call["verb"] for call in report["extenderCalls"]] == ["filter", "prioritize"]
+        code, out, _ = offline(capsys, tmp_path, EXAMPLE_PODS["embedded-foozer-claim"], "--scheduler-config", path)
+        assert f"  foozer-1000-medium-00  extender {extender.url}: too hot" in out
+        assert f"extender {extender.url} x2" in out and "Extender calls" in out
+
+
+def test_the_docs_example_is_what_the_command_prints(capsys, tmp_path):
+    text = (ROOT / "docs" / "schedule-cli.md").read_text()
+    example = text.split("```text\n", 1)[1].split("```", 1)[0]
+    code, out, _ = offline(capsys, tmp_path, EXAMPLE_PODS["template-foozer-claim"])
+    assert code == 0
+    printed = out.splitlines()
+    shown = [line for line in example.splitlines() if line.strip() != "..."]
+    assert [line for line in printed if line in shown] == shown  # every line shown, in the same order
