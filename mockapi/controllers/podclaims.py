@@ -34,6 +34,7 @@ PODS = Kind("v1", "Pod")
 CLAIMS = Kind(API_VERSION, "DeviceClaim")
 TEMPLATES = Kind(API_VERSION, "DeviceClaimTemplate")
 POD_CLAIM_NAME = "devmgmtproto.k8s.io/pod-claim-name"
+ALLOCATION_FINALIZER = "devmgmtproto.k8s.io/allocation"  # the allocator's (kinds.FINALIZER)
 COMPONENT = "mockapi-podclaims"
 FAILED = "FailedDeviceClaimCreation"
 RETRY_WATCH = 1.0
@@ -277,7 +278,13 @@ class PodClaims:
         else:
             spec = value
         annotations[POD_CLAIM_NAME] = entry
-        claim_meta = {"generateName": f"{meta['name']}-{entry}-", "namespace": namespace, "annotations": annotations, "ownerReferences": [owner_reference(pod)]}
+        claim_meta = {
+            "generateName": f"{meta['name']}-{entry}-", "namespace": namespace, "annotations": annotations,
+            "ownerReferences": [owner_reference(pod)],
+            # the allocation finalizer from the start: the scheduler's status write is then the
+            # claim's only write (the allocator removes it from a claim deleted unallocated)
+            "finalizers": [ALLOCATION_FINALIZER],
+        }  # fmt: skip
         if labels:
             claim_meta["labels"] = labels
         return {"apiVersion": API_VERSION, "kind": "DeviceClaim", "metadata": claim_meta, "spec": spec}

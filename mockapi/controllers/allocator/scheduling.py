@@ -63,6 +63,7 @@ class PodClaims:
     pending: list[Pending] = field(default_factory=list)  # pod-owned, to allocate with the node
     allocated: list[dict] = field(default_factory=list)  # allocated already: reserve for the pod
     solutions: dict[str, dict[ClaimKey, Solution]] = field(default_factory=dict)  # node → claim → devices
+    network: tuple = ()  # the network pools' serials when PreFilter ran (they hold still through Filter)
 
 
 def reserved_key(key: ClaimKey) -> ClaimKey:
@@ -183,6 +184,8 @@ class AllocatorDevices(DeviceClaimsPlugin):
                 found.pending.append(prepared)
             else:
                 return unresolvable(f'device claim "{name}" is not allocated yet')
+        cache = self.allocator.cache
+        found.network = tuple(cache.ledger.serial(p.name) for p in cache.inventory().network)
         state[self.NAME] = found
         if pinned:
             state[("node_names", self.NAME)] = {pinned}
@@ -262,7 +265,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
         try:
             for index, pending in enumerate(found.pending):
                 node = node_info.name if pending.local else None
-                solution = self._search(pending, node, inventory, ledger, memo=memo and not tentative)
+                solution = self._search(pending, node, inventory, ledger, found.network if memo and not tentative else None)
                 if solution is None:
                     return unschedulable(CANNOT_ALLOCATE)
                 chosen[pending.key] = solution
@@ -276,13 +279,14 @@ class AllocatorDevices(DeviceClaimsPlugin):
         found.solutions[node_info.name] = chosen
         return SUCCESS
 
-    def _search(self, pending: Pending, node: str | None, inventory, ledger, *, memo: bool) -> Solution | None:
+    def _search(self, pending: Pending, node: str | None, inventory, ledger, network: tuple | None) -> Solution | None:
         """The allocator's search for one claim on one node; remembered per (spec, node) while the
         holds on the pools it could use stay as they were (not while a pod's earlier claims are
         held tentatively: those change the holds for this search only)."""
         key = None
-        if memo:
-            key = (pending.spec, node, inventory.version, tuple(ledger.serial(p.name) for p in inventory.pools_of(node)))
+        if network is not None:  # remembered: the node's pools' serials, and the network pools' (from PreFilter)
+            local = tuple(ledger.serial(p.name) for p in inventory.node_pools.get(node, ())) if node else ()
+            key = (pending.spec, node, inventory.version, local, network)
             if key in self._searches:
                 return self._searches[key]
         if _too_few(node, pending.rows, ledger):
@@ -344,7 +348,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
                     return unschedulable(f'device claim "{pending.key.name}": {picked.message}')
                 written = await self._write(pending.key, name, lambda claim: status_.allocated(
                     claim, solution, picked, generation=claim["metadata"].get("generation", 0), now=self._now()), finalizer=True)
-                await self.allocator._record(written, kinds.ALLOCATED, status_.allocated_message(solution), warning=False)
+                del written  # no Event: kube's scheduler records none for the claims it allocates (the pod's says it)
             for claim in found.allocated:
                 await self._write(ClaimKey.of(claim), name, lambda claim: dict(claim.get("status") or {}))
         except errors.StatusError as exc:

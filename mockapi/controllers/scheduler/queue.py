@@ -70,6 +70,8 @@ class SchedulingQueue:
         self._now = monotonic
         self.hints = {name: tuple(registered) for name, registered in (hints or {}).items()}
         self._pre_enqueue = pre_enqueue
+        self._interest: dict = {}  # event → the plugins interested in it (for the hints below)
+        self._interest_hints = None
         self._initial, self._max = initial_backoff, max_backoff
         self._max_unschedulable = max_unschedulable
         self._active: list[tuple[tuple, int, str]] = []  # heap of (order, seq, key)
@@ -272,7 +274,17 @@ class SchedulingQueue:
     def _worth_requeuing(self, info: QueuedPod, event: ClusterEvent) -> bool:
         if event == events_.UNSCHEDULABLE_TIMEOUT or not info.unschedulable_plugins:
             return True
-        return any(events_.interested(self.hints.get(name, ()), event) for name in info.unschedulable_plugins)
+        return not info.unschedulable_plugins.isdisjoint(self._interested(event))
+
+    def _interested(self, event: ClusterEvent) -> frozenset:
+        """The plugins that registered ``event`` (remembered per event: a burst of pod creations
+        asks for the same one thousands of times, against every parked pod)."""
+        found = self._interest.get(event)
+        if found is None or self._interest_hints is not self.hints:
+            if self._interest_hints is not self.hints:
+                self._interest, self._interest_hints = {}, self.hints
+            found = self._interest[event] = frozenset(name for name, registered in self.hints.items() if events_.interested(registered, event))
+        return found
 
     def _tier_of(self, key: str) -> dict | None:
         for tier in (self._in_active, self._backoff, self._unschedulable):
