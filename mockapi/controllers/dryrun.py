@@ -157,7 +157,7 @@ async def schedule(client: Client, pod: dict, *, config: config_.Configuration |
 
 # ------------------------------------------------------------------ the pod
 def prepared(pod: dict) -> dict:
-    """The pod as the scheduler would see it fresh: a namespace, a uid, no status, no node."""
+    """The pod as the scheduler would see it fresh: a namespace, a uid, no status."""
     if not isinstance(pod, dict) or pod.get("kind") != "Pod" or pod.get("apiVersion") != "v1":
         raise InputError(f"not a Pod (apiVersion v1, kind Pod): {_kind_of(pod)}")
     pod = copy.deepcopy(pod)
