@@ -199,6 +199,8 @@ def render(report: dict) -> str:
     """The report (a dry run's, or a server's attempt record) for people: the device claims, the
     filter verdict per node, the score table, the result."""
     lines = [_heading(report)]
+    if report.get("replacing"):
+        lines.append(_replacing(report["replacing"]))
     if report.get("allocatedFirst"):
         lines += ["", "Allocated first, as mockapi serve's allocator would (in memory)"] + [f"  {_first(item)}" for item in report["allocatedFirst"]]
     if report.get("claims"):
@@ -218,6 +220,12 @@ def _heading(report: dict) -> str:
     pod = report["pod"]
     what = "Dry run of pod" if report.get("dryRun") else f"Last scheduling attempt ({report.get('time') or 'time unknown'}) of pod"
     return f"{what} {pod['namespace']}/{pod['name']}, scheduler {report['schedulerName']}: {report['nodes']} nodes, {report['feasibleNodes']} feasible"
+
+
+def _replacing(left_out: dict) -> str:
+    where = f" on {left_out['node']}" if left_out["node"] else ""
+    claims = f" with its claims {', '.join(left_out['claims'])}" if left_out["claims"] else ""
+    return f"Left out: the pod {left_out['pod']} already there{where}{claims} (this is where it would go if it came again)"
 
 
 def _first(item: dict) -> str:

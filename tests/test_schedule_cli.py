@@ -233,7 +233,7 @@ def test_against_a_server_a_named_claim_not_allocated_yet_keeps_the_pod_pending(
     assert 'PreFilter DeviceClaims: UnschedulableAndUnresolvable: device claim "example.com-foozer-single-superfast-claim" is not allocated yet' in out
 
 
-def test_scheduling_prints_the_servers_last_attempt(capsys):
+def test_scheduling_prints_the_servers_last_attempt_and_a_dry_run_replaces_the_pod_there(capsys, tmp_path):
     with MockAPIServer(load=[TESTDATA]) as server:
         url = f"{server.url}/mockapi/v1/scheduling/default/embedded-foozer-claim"
         deadline = time.monotonic() + 10
@@ -248,6 +248,11 @@ def test_scheduling_prints_the_servers_last_attempt(capsys):
         assert f"  {node}" in out.split("Filter")[1]
         code, out, _ = run(capsys, "scheduling", "embedded-foozer-claim", "-n", "default", "--server", server.url, "-o", "json")
         assert code == 0 and json.loads(out) == httpx.get(url).json()
+        code, out, err = run(capsys, "schedule", "-f", write(tmp_path, EXAMPLE_PODS["embedded-foozer-claim"]), "--server", server.url, "-o", "json")
+        assert code == 0, err
+        replacing = json.loads(out)["replacing"]  # the pod already there, and its claim, do not count: it comes again
+        assert replacing["pod"] == "default/embedded-foozer-claim" and replacing["node"] == node
+        assert [claim.startswith("default/embedded-foozer-claim-foozer-gpu-") for claim in replacing["claims"]] == [True]
         code, out, err = run(capsys, "scheduling", "default/nobody", "--server", server.url)
         assert (code, out) == (1, "")
         assert err == 'mockapi scheduling: error from server (NotFound): no scheduling attempt of pod "default/nobody" is recorded\n'

@@ -133,6 +133,7 @@ async def schedule(client: Client, pod: dict, *, config: config_.Configuration |
     cluster = await read_cluster(read)
     pod = prepared(pod)
     profile = _profile(config or config_.default(), pod)
+    replacing = leave_out_twin(cluster, pod)
     nodes = [with_kubelet_defaults(n) for n in cluster[NODES]] if as_served else cluster[NODES]
     allocator = Allocator(read, policy=policy, limits=limits, clock=clock)
     devices = AllocatorDevices(allocator, read, clock=clock)
@@ -150,6 +151,8 @@ async def schedule(client: Client, pod: dict, *, config: config_.Configuration |
         await framework.aclose()
     report = _outcome(state.attempt, pod, result, clocks.rfc3339(clock.now()))
     report["claims"] = [_claim_report(allocator, state, item, report["node"]) for item in claims]
+    if replacing is not None:
+        report["replacing"] = replacing
     if as_served:
         report["allocatedFirst"] = first
     return report
@@ -228,6 +231,24 @@ def _made_claim(pod: dict, entry: str, source: str, value, templates: dict) -> d
 
 
 # ------------------------------------------------------------------ the cluster
+def leave_out_twin(cluster: Cluster, pod: dict) -> dict | None:
+    """The report is for the pod coming now: a pod of the same namespace and name in the cluster
+    is left out (:func:`_snapshot` does not count it), and so are the claims made for it (by its
+    uid). Returns what was left out, when it held anything (a node or claims), else None."""
+    own = pods_.key(pod)
+    twin = next((p for p in cluster[PODS] if pods_.key(p) == own), None)
+    if twin is None:
+        return None
+    uid = twin["metadata"].get("uid", "")
+    claims = cluster[kinds.CLAIMS]
+    made = [c for c in claims if uid and podclaims.controller_pod_uid(c) == uid]
+    cluster.objects[kinds.CLAIMS] = [c for c in claims if not any(c is m for m in made)]
+    node = (twin.get("spec") or {}).get("nodeName") or ""
+    if not node and not made:
+        return None
+    return {"pod": own, "node": node, "claims": [str(ClaimKey.of(c)) for c in made]}
+
+
 def with_kubelet_defaults(node: dict, options: kubelet.KubeletOptions = kubelet.KubeletOptions()) -> dict:
     """The Node as the simulated kubelet reports it: capacity and allocatable defaults where it has
     none (a Node that opts out of the kubelet is left as it is)."""
