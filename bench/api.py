@@ -179,7 +179,9 @@ class Server:
 
 def start_server(name: str, cmd: list[str], *, banner: str, timeout: float = 60.0) -> Server:
     """Start a server process on the server core and wait for its ``… serving on http://…:PORT`` line."""
-    proc = subprocess.Popen(pinned(cmd, SERVER_CORE), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    # stderr to a file, never an unread pipe: a server that logs a lot must not block on a full pipe
+    log = tempfile.NamedTemporaryFile("w+", prefix=f"bench-{name}-", suffix=".log", delete=False)
+    proc = subprocess.Popen(pinned(cmd, SERVER_CORE), cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     deadline = time.monotonic() + timeout
     line = proc.stdout.readline()
@@ -187,7 +189,8 @@ def start_server(name: str, cmd: list[str], *, banner: str, timeout: float = 60.
         line = proc.stdout.readline()
     if banner not in line:
         proc.kill()
-        raise RuntimeError(f"{name} did not start: {line!r} {proc.stderr.read()[-3000:]}")
+        log.seek(0)
+        raise RuntimeError(f"{name} did not start: {line!r} {log.read()[-3000:]}")
     port = int(line.split("http://", 1)[1].split()[0].rsplit(":", 1)[1].rstrip("/"))
     return Server(name, proc, port)
 
@@ -199,8 +202,11 @@ _launch = ["cli"]
 
 def start_mockapi() -> Server:
     if _launch[0] == "cli":
-        # manual allocation: the status case's claims stay the benchmark's alone
-        cmd = [sys.executable, "-m", "mockapi", "serve", "--port", "0", "--log-level", "warning", "--allocation-mode", "manual"]
+        # manual allocation: the status case's claims stay the benchmark's alone; no scheduler, kubelet
+        # or garbage collector: the benchmark's pods are the API's load, not theirs (and, like its
+        # ReplicaSet owners, stay as written)
+        cmd = [sys.executable, "-m", "mockapi", "serve", "--port", "0", "--log-level", "warning", "--allocation-mode", "manual",
+               "--no-scheduler", "--no-kubelet", "--no-gc"]
     else:
         cmd = [sys.executable, str(BENCH / "api.py"), "--serve-mockapi"]
     server = start_server("mockapi", cmd, banner="mockapi serving on")

@@ -159,7 +159,9 @@ class GarbageCollector:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - one object's trouble never stops the worker
-                log.warning("garbage collecting %s failed (%s); backing off", key, exc)
+                # an owner of a kind not served (yet): kube's GC retries a REST mapping error quietly (V(5))
+                unserved = isinstance(exc, errors.StatusError) and exc.code == 404 and not (exc.details or {}).get("name")
+                (log.debug if unserved else log.warning)("garbage collecting %s failed (%s); backing off", key, exc)
                 self.queue.retry(key)
             finally:
                 self.queue.done(key)
