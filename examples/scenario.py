@@ -91,16 +91,22 @@ class Scenario:
         items = self.core.list_namespaced_event(self.namespace, field_selector=f"involvedObject.name={name}").items
         return [(e.reason, e.message) for e in items]
 
-    def scheduling_message(self, name: str) -> str:
-        """The message of the pod's PodScheduled=False condition, once the scheduler has written one."""
+    def scheduling_message(self, name: str, reason: str) -> str:
+        """The message of the pod's PodScheduled=False condition, once the scheduler has written
+        one that says ``reason`` (an earlier attempt may have had another)."""
+        seen = []
 
         def unschedulable():
             for condition in (self.pod(name).get("status") or {}).get("conditions") or []:
                 if condition["type"] == "PodScheduled" and condition["status"] == "False":
-                    return condition["message"]
+                    seen.append(condition["message"])
+                    return condition["message"] if reason in condition["message"] else None
             return None
 
-        return self.wait_for(unschedulable, f"the scheduler to say why {name} is Pending")
+        try:
+            return self.wait_for(unschedulable, f"the scheduler to say why {name} is Pending")
+        except Failed:
+            raise Failed(f"{name} is not Pending for {reason!r}: {seen[-1]!r}" if seen else f"the scheduler did not say why {name} is Pending") from None
 
     def wait_running(self, name: str) -> dict:
         return self.wait_for(lambda: _running(self.pod(name)), f"{name} to be Running")
