@@ -5,8 +5,9 @@ against the real controllers in one process — the registry, the allocator, the
 controller, the scheduler, the simulated kubelet and the garbage collector on one event loop, as
 ``bench/scheduler.py`` runs them.
 
-The controllers settle between steps (the pods, claims and nodes stop changing, with a bound).
-What must hold:
+The controllers settle between steps (the pods, claims and nodes stop changing, with a bound) —
+or, in the racing variant, do not: the steps follow each other with pauses of a few milliseconds
+at most, and the invariants are checked once settled at the end. What must hold:
 
 - at every moment a watch shows: no device held by two claims (entries with admin access hold
   nothing), and a pod once bound is never bound again nor moved (by uid);
@@ -120,6 +121,11 @@ START = st.tuples(ADD_NODE, st.lists(st.one_of(ADD_NODE, ADD_POOL, ADD_SHARED), 
 # then rounds of a change to the cluster (or none) and a pod created or deleted
 ROUNDS = st.lists(st.tuples(st.one_of(st.none(), CHANGES), POD_STEPS), min_size=1, max_size=8).map(lambda rounds: [s for r in rounds for s in r if s])
 
+# the same, with no settling: pauses of a few milliseconds (or none) let the controllers part-way
+PAUSE = st.tuples(st.just("pause"), st.sampled_from([0.001, 0.005, 0.02]))
+RACING_ROUNDS = st.lists(st.tuples(st.one_of(st.none(), CHANGES), POD_STEPS, st.one_of(st.none(), PAUSE)), min_size=5, max_size=30).map(
+    lambda rounds: [s for r in rounds for s in r if s])
+
 
 def create_of(step: tuple) -> tuple[Kind, dict] | None:
     match step:
@@ -203,6 +209,9 @@ class Cluster:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
     async def apply(self, step: tuple) -> None:
+        if step[0] == "pause":
+            await asyncio.sleep(step[1])
+            return
         try:
             if (create := create_of(step)) is not None:
                 await self.client.create(*create)
@@ -273,14 +282,14 @@ def check_after_step(nodes: dict, pods: dict, claims: dict) -> list[str]:
     return problems
 
 
-def check_settled(pods: dict, claims: dict) -> list[str]:
+def check_settled(pods: dict, claims: dict, *, exact_pod_names: bool = True) -> list[str]:
     problems = []
     uids = {p["metadata"]["uid"] for p in pods.values()}
     for name, claim in claims.items():
         owners = [r["uid"] for r in claim["metadata"].get("ownerReferences") or [] if r.get("kind") == "Pod"]
         if owners and owners[0] not in uids:
             problems.append(f"claim {name} outlived its pod")
-        for user in (claim.get("status") or {}).get("podNames") or []:
+        for user in (claim.get("status") or {}).get("podNames") or [] if exact_pod_names else []:
             pod_ = pods.get(user)
             uses = pod_ is not None and any(c is claim for c in claims_of(pod_, claims).values())
             if not (uses and pod_["spec"].get("nodeName") and live(pod_)):
@@ -288,19 +297,26 @@ def check_settled(pods: dict, claims: dict) -> list[str]:
     return problems
 
 
-async def run(steps: list[tuple], scheduler_config: Path, *, eventually: float = EVENTUALLY) -> int:
-    """Take the steps, checking the invariants; how many pods were ever bound."""
+async def run(steps: list[tuple], scheduler_config: Path, *, settling: bool = True, eventually: float = EVENTUALLY) -> int:
+    """Take the steps, checking the invariants (after each step when ``settling``, else only at
+    the end, the steps racing the controllers); how many pods were ever bound."""
     cluster = Cluster(scheduler_config)
     await cluster.start()
     try:
         for number, step in enumerate(steps):
             await cluster.apply(step)
-            await cluster.settle()
-            nodes, pods, claims = await cluster.objects()
-            problems = cluster.watched.violations + check_after_step(nodes, pods, claims)
-            assert not problems, f"after step {number} {step}: {problems}"
+            if settling:
+                await cluster.settle()
+                problems = cluster.watched.violations + check_after_step(*(await cluster.objects()))
+                assert not problems, f"after step {number} {step}: {problems}"
+            else:
+                await asyncio.sleep(0)
+        await cluster.settle()
+        problems = cluster.watched.violations + check_after_step(*(await cluster.objects()))
+        assert not problems, f"after the last step: {problems}"
         deadline = time.monotonic() + eventually
-        while problems := check_settled(*(await cluster.objects())[1:]):
+        # without settling, a pod deleted while PreBind writes its claims stays in podNames (the xfail below)
+        while problems := check_settled(*(await cluster.objects())[1:], exact_pod_names=settling):
             assert time.monotonic() < deadline, f"settled: {problems}"
             await asyncio.sleep(0.01)
         assert not cluster.watched.violations, cluster.watched.violations
@@ -321,6 +337,13 @@ def scheduler_config(tmp_path_factory) -> Path:
 def test_random_create_and_delete_orders_keep_the_scheduling_invariants(scheduler_config, start, steps):
     bound = asyncio.run(run(start + steps, scheduler_config))
     event(f"pods bound: {min(bound, 3)}{'+' if bound >= 3 else ''}")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(START, RACING_ROUNDS)
+def test_random_orders_racing_the_controllers_keep_the_scheduling_invariants(scheduler_config, start, steps):
+    bound = asyncio.run(run(start + steps, scheduler_config, settling=False))
+    event(f"pods bound: {min(bound, 5)}{'+' if bound >= 5 else ''}")
 
 
 @pytest.mark.parametrize(
