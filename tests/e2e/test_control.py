@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -125,14 +126,26 @@ def test_snapshot_strips_server_set_fields_and_leaves_out_what_the_server_made(h
     assert all("status" not in d for d in docs if d["kind"] in ("Namespace", "CustomResourceDefinition"))
 
 
+def _settled(mockapi, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    with httpx.Client(base_url=mockapi.url) as http:
+        while time.monotonic() < deadline:
+            found = http.get("/api/v1/pods").json()["items"]
+            if all((p.get("status") or {}).get("phase") == "Running" for p in found):
+                return
+            time.sleep(0.05)
+    raise AssertionError("the example pods did not settle")
+
+
 def test_a_snapshot_applies_cleanly_to_a_fresh_cluster_with_kubectl(mockapi, tmp_path):
     mockapi.load([ROOT / "testdata"])
+    _settled(mockapi)  # the controllers' writes (pods bound and running) done: one state to compare
     taken = mockapi.snapshot()
     docs = list(yaml.safe_load_all(taken))
     crds, snapshot = tmp_path / "crds.yaml", tmp_path / "snapshot.yaml"
     crds.write_text(yaml.safe_dump_all([d for d in docs if d["kind"] == "CustomResourceDefinition"]))  # served before their objects
     snapshot.write_text(taken)
-    with MockAPIServer() as fresh:
+    with MockAPIServer(allocator=False) as fresh:  # the API alone: what was applied stays as it was
         kubectl = ["kubectl", "--kubeconfig", str(fresh.kubeconfig_path), "apply", "-f"]
         subprocess.run([*kubectl, str(crds)], check=True, capture_output=True)
         result = subprocess.run([*kubectl, str(snapshot)], capture_output=True, text=True)

@@ -2,7 +2,7 @@
 
 Every fenced block is accounted for: shell commands run in order against the server the README
 starts (``mockapi serve --load testdata/`` on the default port 55441) from a directory that holds
-the repository's ``kubeconfig`` and ``testdata/``; Python scripts run there too; the pytest example
+the repository's ``kubeconfig``, ``testdata/`` and ``examples/``; Python scripts run there too; the pytest example
 runs as a test file; what cannot run here (``docker``, the CI snippets) is checked against the
 Dockerfile and the variables the server reads. ``pip install`` and ``pytest`` are what CI runs.
 """
@@ -66,6 +66,7 @@ def server_variables() -> set[str]:
 def workdir(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("readme")
     (directory / "testdata").symlink_to(ROOT / "testdata")
+    (directory / "examples").symlink_to(ROOT / "examples")
     shutil.copy(ROOT / "kubeconfig", directory / "kubeconfig")
     return directory
 
