@@ -114,7 +114,7 @@ CHANGES = st.one_of(
     ADD_POOL,
     st.tuples(st.just("delete-pool"), POOL_IDS),
     ADD_SHARED,
-    # st.tuples(st.just("delete-shared"), SHARED_IDS): see test_deleting_a_shared_claim_waits_for_its_pods
+    st.tuples(st.just("delete-shared"), SHARED_IDS),
 )
 POD_STEPS = st.one_of(ADD_POD, ADD_POD, st.tuples(st.just("delete-pod"), POD_IDS))
 START = st.tuples(ADD_NODE, st.lists(st.one_of(ADD_NODE, ADD_POOL, ADD_SHARED), max_size=4)).map(lambda s: [s[0], *s[1]])  # somewhere pods can go
@@ -366,11 +366,9 @@ def test_known_orders_keep_the_scheduling_invariants(scheduler_config, steps, bo
     assert asyncio.run(run(steps, scheduler_config)) == bound
 
 
-@pytest.mark.xfail(strict=True, reason="the allocator frees a deleted claim's devices and removes its finalizer while status.podNames still lists running pods")
 def test_deleting_a_shared_claim_waits_for_its_pods(scheduler_config):
     """SCHEDULER.md: a claim still used by a pod is not deallocated; deleting it waits (its finalizer
-    stays) until no pod uses it. Today the claim goes at once and its device is free for the next
-    pod while pod-0 still runs with it. (Once fixed: put "delete-shared" back in CHANGES.)"""
+    stays) until no pod uses it: pod-1 must not get the device while pod-0 still runs with it."""
     asyncio.run(run([("node", 0, "4", 4), ("pool", 0, 0, 1), ("shared", 0), ("pod", 0, "1", ("shared-0",)), ("delete-shared", 0), ("pod", 1, "1", ("template",))], scheduler_config))
 
 
@@ -390,12 +388,12 @@ def deleting_the_pods_it_adds(update_status):
     return update
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="PreBind's podNames write outlives a pod deleted meanwhile: nothing takes it back")
 def test_a_pod_deleted_while_its_claims_are_written_is_not_left_in_podnames(scheduler_config, monkeypatch):
     """The pods' claims controller releases a deleted pod from the claims its cache shows it in;
     PreBind's write lands after that, the Binding then fails, and Unreserve only releases the
     ledger (kube's DynamicResources Unreserve also removes the pod from ``reservedFor``, and kube's
-    resourceclaim controller drops ``reservedFor`` entries whose pod is gone). The shared claim
-    lists the deleted pod for good. Found by random orders without settling."""
+    resourceclaim controller drops ``reservedFor`` entries whose pod is gone): the claims controller
+    checks the pods a claim's podNames names that it does not know, and takes the gone ones back.
+    Found by random orders without settling."""
     monkeypatch.setattr(LocalClient, "update_status", deleting_the_pods_it_adds(LocalClient.update_status))
     asyncio.run(run([("node", 0, "4", 4), ("pool", 0, 0, 1), ("shared", 0), ("pod", 0, "100m", ("shared-0",))], scheduler_config, eventually=0.5))

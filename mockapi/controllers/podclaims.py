@@ -183,9 +183,9 @@ class PodClaims:
             self._let_go(pod)
             return
         self.pods[key] = pod
-        if meta.get("deletionTimestamp") or is_finished(pod):
+        if is_finished(pod):  # a pod still terminating still uses its devices: only done pods let go
             self._let_go(pod)
-        elif (pod.get("spec") or {}).get("deviceClaims"):
+        elif (pod.get("spec") or {}).get("deviceClaims") and not meta.get("deletionTimestamp"):
             self._enqueue(key)
 
     def _on_template(self, event_type: str, template: dict) -> None:
@@ -212,6 +212,12 @@ class PodClaims:
         self.claims[key] = claim
         if uid and entry:
             self.owned.setdefault(uid, {})[entry] = key[1]
+        # podNames naming a pod this controller does not know (any more): the scheduler's write may
+        # have landed after the pod was deleted — check, and take it back if so
+        unknown = {name for name in (claim.get("status") or {}).get("podNames") or () if (key[0], name) not in self.pods}
+        if unknown and self.synced.is_set():
+            self._released.setdefault(key, set()).update(unknown)
+            self._enqueue(("\0claim", f"{key[0]}/{key[1]}"))
 
     def _let_go(self, pod: dict) -> None:
         """A pod deleted or finished: the claims it used no longer list it in ``podNames``."""
@@ -301,7 +307,8 @@ class PodClaims:
                 return
             raise
         names = (claim.get("status") or {}).get("podNames") or []
-        kept = [n for n in names if n not in gone]
+        done = {name for name in gone & set(names) if await self._done(namespace, name)}
+        kept = [n for n in names if n not in done]
         if kept == names:
             return
         patch = {"metadata": {"resourceVersion": claim["metadata"]["resourceVersion"]}, "status": {"podNames": kept or None}}
@@ -314,6 +321,18 @@ class PodClaims:
                 raise
             return
         self.claims[(namespace, name)] = written
+
+    async def _done(self, namespace: str, name: str) -> bool:
+        """Whether the pod no longer uses devices: deleted, or finished."""
+        pod = self.pods.get((namespace, name))
+        if pod is None:
+            try:
+                pod = await self.client.get(PODS, namespace, name)
+            except errors.StatusError as exc:
+                if exc.code != 404:
+                    raise
+                return True
+        return is_finished(pod)
 
     async def _report(self, pod: dict, entry: str, message: str) -> None:
         meta = pod["metadata"]

@@ -155,7 +155,9 @@ class Cache:
             self.claims.pop(key, None)
             return ClaimChange(old, freed=self.ledger.release(key))
         self.claims[key] = ClaimRecord.of(obj)
-        holding = None if obj["metadata"].get("deletionTimestamp") else obj.get("status")
+        # a claim being deleted frees its devices, unless pods still use it (its finalizer waits for them)
+        status = obj.get("status") or {}
+        holding = None if obj["metadata"].get("deletionTimestamp") and not status.get("podNames") else status
         return ClaimChange(old, freed=self.ledger.set_claim(key, holding))
 
     def _spec_changed(self, key: tuple[str, str], event_type: str, obj: dict) -> bool:

@@ -288,12 +288,15 @@ class Allocator:
         return await self.client.patch(key.api_kind, key.namespace, key.name, patch)
 
     async def _finalize(self, key: ClaimKey, claim: dict) -> None:
-        """A deleted claim: its devices are free already (the cache saw the deletionTimestamp);
-        remove our finalizer so the deletion completes."""
+        """A deleted claim: its devices are free already (the cache saw the deletionTimestamp) unless
+        pods still use it (``status.podNames``), which it waits for; then remove our finalizer so
+        the deletion completes."""
         finalizers = claim["metadata"].get("finalizers") or []
         self.queue.forget(key)
         if kinds.FINALIZER not in finalizers:
             return
+        if (claim.get("status") or {}).get("podNames"):
+            return  # still used by pods (SCHEDULER.md): the claim's next change, without them, brings it back
         try:
             await self._set_finalizers(key, claim, [f for f in finalizers if f != kinds.FINALIZER])
         except errors.StatusError as exc:
