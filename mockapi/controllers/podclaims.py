@@ -214,7 +214,10 @@ class PodClaims:
             self.owned.setdefault(uid, {})[entry] = key[1]
         # podNames naming a pod this controller does not know (any more): the scheduler's write may
         # have landed after the pod was deleted — check, and take it back if so
-        unknown = {name for name in (claim.get("status") or {}).get("podNames") or () if (key[0], name) not in self.pods}
+        unknown = {
+            name for name in (claim.get("status") or {}).get("podNames") or ()
+            if (key[0], name) not in self.pods or (uid and self.pods[(key[0], name)]["metadata"].get("uid") != uid)
+        }  # fmt: skip
         if unknown and self.synced.is_set():
             self._released.setdefault(key, set()).update(unknown)
             self._enqueue(("\0claim", f"{key[0]}/{key[1]}"))
@@ -307,7 +310,8 @@ class PodClaims:
                 return
             raise
         names = (claim.get("status") or {}).get("podNames") or []
-        done = {name for name in gone & set(names) if await self._done(namespace, name)}
+        owner = controller_pod_uid(claim)
+        done = {name for name in gone & set(names) if await self._done(namespace, name, owner)}
         kept = [n for n in names if n not in done]
         if kept == names:
             return
@@ -322,17 +326,18 @@ class PodClaims:
             return
         self.claims[(namespace, name)] = written
 
-    async def _done(self, namespace: str, name: str) -> bool:
-        """Whether the pod no longer uses devices: deleted, or finished."""
+    async def _done(self, namespace: str, name: str, owner: str = "") -> bool:
+        """Whether the pod of that name no longer uses the claim's devices: deleted, finished, or
+        (a claim made for one pod, ``owner`` its uid) replaced by another pod of the same name."""
         pod = self.pods.get((namespace, name))
-        if pod is None:
+        if pod is None or (owner and pod["metadata"].get("uid") != owner):
             try:
                 pod = await self.client.get(PODS, namespace, name)
             except errors.StatusError as exc:
                 if exc.code != 404:
                     raise
                 return True
-        return is_finished(pod)
+        return is_finished(pod) or bool(owner and pod["metadata"].get("uid") != owner)
 
     async def _report(self, pod: dict, entry: str, message: str) -> None:
         meta = pod["metadata"]
