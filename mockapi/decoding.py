@@ -138,6 +138,8 @@ def load_yaml_documents(raw: bytes | str) -> list[Any]:
     except UnicodeDecodeError as exc:
         raise errors.bad_request(f"error decoding YAML body: invalid UTF-8: {exc}") from None
     except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(exc):  # PyYAML ≥ 6.0.4's own bound, met while scanning ahead
+            raise errors.bad_request(f"error decoding YAML body: nesting deeper than {MAX_DEPTH} levels") from None
         raise errors.bad_request(f"error decoding YAML body: {_one_line(exc)}") from None
     except RecursionError:
         raise errors.bad_request(f"error decoding YAML body: nesting deeper than {MAX_DEPTH} levels") from None
