@@ -216,7 +216,7 @@ class PodClaims:
         # have landed after the pod was deleted — check, and take it back if so
         unknown = {
             name for name in (claim.get("status") or {}).get("podNames") or ()
-            if (key[0], name) not in self.pods or (uid and self.pods[(key[0], name)]["metadata"].get("uid") != uid)
+            if (key[0], name) not in self.pods or not self._uses(self.pods[(key[0], name)], key[1], uid)
         }  # fmt: skip
         if unknown and self.synced.is_set():
             self._released.setdefault(key, set()).update(unknown)
@@ -311,7 +311,10 @@ class PodClaims:
             raise
         names = (claim.get("status") or {}).get("podNames") or []
         owner = controller_pod_uid(claim)
-        done = {name for name in gone & set(names) if await self._done(namespace, name, owner)}
+        done = set()
+        for pod_name in gone & set(names):
+            if await self._done(namespace, pod_name, name_of_claim=name, owner=owner):
+                done.add(pod_name)
         kept = [n for n in names if n not in done]
         if kept == names:
             return
@@ -326,18 +329,26 @@ class PodClaims:
             return
         self.claims[(namespace, name)] = written
 
-    async def _done(self, namespace: str, name: str, owner: str = "") -> bool:
+    async def _done(self, namespace: str, name: str, *, name_of_claim: str, owner: str = "") -> bool:
         """Whether the pod of that name no longer uses the claim's devices: deleted, finished, or
-        (a claim made for one pod, ``owner`` its uid) replaced by another pod of the same name."""
+        replaced by another pod of the same name that does not use this claim (``podNames`` are
+        names; kube's ``reservedFor`` holds uids)."""
         pod = self.pods.get((namespace, name))
-        if pod is None or (owner and pod["metadata"].get("uid") != owner):
+        if pod is None or not self._uses(pod, name_of_claim, owner):
             try:
                 pod = await self.client.get(PODS, namespace, name)
             except errors.StatusError as exc:
                 if exc.code != 404:
                     raise
                 return True
-        return is_finished(pod) or bool(owner and pod["metadata"].get("uid") != owner)
+        return is_finished(pod) or not self._uses(pod, name_of_claim, owner)
+
+    @staticmethod
+    def _uses(pod: dict, claim_name: str, owner: str) -> bool:
+        """Whether ``pod`` uses the claim: the pod it was made for (``owner``), or one naming it."""
+        if owner:
+            return pod["metadata"].get("uid") == owner
+        return claim_name in claim_names(pod).values()
 
     async def _report(self, pod: dict, entry: str, message: str) -> None:
         meta = pod["metadata"]

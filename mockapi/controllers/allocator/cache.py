@@ -155,10 +155,9 @@ class Cache:
             self.claims.pop(key, None)
             return ClaimChange(old, freed=self.ledger.release(key))
         self.claims[key] = ClaimRecord.of(obj)
-        # a claim being deleted frees its devices, unless pods still use it (its finalizer waits for them)
-        status = obj.get("status") or {}
-        holding = None if obj["metadata"].get("deletionTimestamp") and not status.get("podNames") else status
-        return ClaimChange(old, freed=self.ledger.set_claim(key, holding))
+        # a claim being deleted holds its devices until it is gone (or its allocations are cleared):
+        # no watcher may see a device in two claims' statuses at once, as in kube
+        return ClaimChange(old, freed=self.ledger.set_claim(key, obj.get("status")))
 
     def _spec_changed(self, key: tuple[str, str], event_type: str, obj: dict) -> bool:
         """Pools and classes matter only through their spec (a driver writing a pool's status

@@ -6,7 +6,8 @@ node changes, freed capacity and created config objects wake the parked claims w
 The worker re-reads each claim before acting (level-triggered), runs one cycle
 (:func:`~.cycle.run_cycle`) and writes the outcome through ``/status`` with a resourceVersion
 precondition — a 409 means requeue. Allocated claims get the finalizer ``devmgmtproto.k8s.io/
-allocation``; deleting one frees its devices, then removes the finalizer.
+allocation``; deleting one removes the finalizer once no pod uses it, and its devices are free
+when it is gone.
 
 While a cycle runs, the informers' events wait in :attr:`Allocator.held` and are applied when it
 ends: a cycle may plan in a worker thread (:mod:`.cycle`), which must see the cache stand still.
@@ -288,9 +289,9 @@ class Allocator:
         return await self.client.patch(key.api_kind, key.namespace, key.name, patch)
 
     async def _finalize(self, key: ClaimKey, claim: dict) -> None:
-        """A deleted claim: its devices are free already (the cache saw the deletionTimestamp) unless
-        pods still use it (``status.podNames``), which it waits for; then remove our finalizer so
-        the deletion completes."""
+        """A deleted claim: once no pod uses it (``status.podNames``, which it waits for), remove our
+        finalizer so the deletion completes; its devices are free when it is gone (the cache holds
+        them until then, so no watcher ever sees a device in two claims)."""
         finalizers = claim["metadata"].get("finalizers") or []
         self.queue.forget(key)
         if kinds.FINALIZER not in finalizers:
