@@ -254,3 +254,13 @@ def test_a_higher_priority_pod_preempts_the_holder_of_the_device_it_needs(cluste
     held = [c for c in claims(http).values() if (c.get("status") or {}).get("allocations")]
     assert [c["status"]["podNames"] for c in held] == [["high"]]
     assert any(reason == "Preempted" for reason, _ in events(http, "low"))
+
+
+def test_no_nodes_is_kubes_no_nodes_available(cluster):
+    _, http = cluster
+    create(http, "/api/v1/namespaces/default/pods", pod("alone"))
+    condition = wait_for(lambda: (pods(http)["alone"]["status"].get("conditions") or [None])[0])
+    assert (condition["reason"], condition["message"]) == ("SchedulerError", "no nodes available to schedule pods")
+    assert ("FailedScheduling", "no nodes available to schedule pods") in events(http, "alone")
+    create(http, "/api/v1/nodes", node("late"))  # backoff (1 s), then it binds
+    assert wait_for(lambda: pods(http)["alone"]["spec"].get("nodeName") == "late", timeout=5)

@@ -189,6 +189,8 @@ class Framework:
         self.snapshot = snapshot
         infos = snapshot.node_infos()
         attempt = state.attempt = self._attempt(pod, len(infos))
+        if not infos:  # kube's ErrNoNodesAvailable: an error (backoff), no filters, no preemption
+            return self._error(pod, 0, status_.error(NO_NODES))
         extenders = [e for e in self.extenders if e.is_interested(pod)] if self.extenders else ()
         diagnosis = Diagnosis()
         status, allowed, restricting = self._run_pre_filter(state, pod, snapshot)
@@ -538,6 +540,7 @@ class Framework:
         return True
 
 
+NO_NODES = "no nodes available to schedule pods"  # kube's ErrNoNodesAvailable
 MIN_FEASIBLE_NODES_TO_FIND = 100  # kube's minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
