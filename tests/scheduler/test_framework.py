@@ -187,9 +187,10 @@ def test_an_error_in_pre_filter_is_an_error_not_a_verdict():
     assert isinstance(result, FitError) and status.code is status_.Code.ERROR and status.plugin == "Recorder"
 
 
-def test_a_pod_for_no_node_lists_zero_nodes():
+def test_no_node_at_all_is_kubes_no_nodes_available_error():
     result = schedule(Framework(), Snapshot(), pod("p"))
-    assert result.message() == "0/0 nodes are available: preemption: 0/0 nodes are available: ."
+    assert result.message() == "no nodes available to schedule pods"
+    assert result.status is not None and not result.status.success  # an error: backoff, no preemption
 
 
 def test_room_made_by_preemption_is_kept_for_the_nominated_pod():
