@@ -13,7 +13,10 @@ import functools
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Awaitable, Callable
+
+import orjson
 
 from mockapi import clock as clocks
 from mockapi import errors, gvk, loader, logs
@@ -68,19 +71,26 @@ class Server:
         self._tasks.clear()
 
 
+_SERVED = Path(__file__).parent / "models" / "served.json"  # generated from the models (crdgen.served_document)
+_served_bytes: list[bytes] = []
+
+
+def _served() -> dict:
+    """Our CRDs and the DeviceClaimSpec schema, as generated from the models: read from the
+    checked-in JSON (a test keeps it equal to the models), a fresh copy per call."""
+    if not _served_bytes:
+        _served_bytes.append(_SERVED.read_bytes())
+    return orjson.loads(_served_bytes[0])
+
+
 def our_crds() -> list[dict]:
     """The devmgmtproto.k8s.io CRDs, generated from the models (the same text as schemas/)."""
-    from mockapi.models import crdgen
-
-    return list(crdgen.generate().values())
+    return _served()["crds"]
 
 
 def builtin_manifests() -> list[dict]:
     """The built-in kinds, with the prototype's embedded claim (Pod ``spec.deviceClaims[].claim``)
     given the real DeviceClaimSpec schema from our models."""
-    from mockapi.models import crdgen
-    from mockapi.models.devmgmt_v1alpha1 import DeviceClaimSpec
-
     manifests = builtin.manifests()
     for manifest in manifests:
         if manifest["spec"]["group"] == "" and manifest["spec"]["names"]["kind"] == "Pod":
@@ -88,7 +98,7 @@ def builtin_manifests() -> list[dict]:
             claim = schema["properties"]["spec"]["properties"]["deviceClaims"]["items"]["properties"]["claim"]
             description = claim.get("description", "")
             claim.clear()
-            claim.update(crdgen.openapi_schema(DeviceClaimSpec), description=description)
+            claim.update(_served()["deviceClaimSpec"], description=description)
     return manifests
 
 

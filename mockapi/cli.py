@@ -315,9 +315,14 @@ def write_crds(directory: Path, *, check: bool) -> int:
         drifted = crdgen.drift(directory)
         for name in drifted:
             print(f"{directory / name}: out of date (run `mockapi crds`)", file=sys.stderr)
+        if crdgen.served_drift():
+            print(f"{crdgen.SERVED}: out of date (run `mockapi crds` in the source checkout)", file=sys.stderr)
+            drifted.append(crdgen.SERVED.name)
         return 1 if drifted else 0
     for path in crdgen.write(directory):
         print(path)
+    if (Path(crdgen.__file__).parents[2] / "pyproject.toml").is_file():  # a source checkout: what start-up reads too
+        print(crdgen.write_served())
     return 0
 
 

@@ -100,6 +100,11 @@ def test_the_committed_schemas_match_the_models():
     assert crdgen.drift(SCHEMAS) == []
 
 
+def test_what_start_up_serves_is_what_the_models_generate():
+    # mockapi/models/served.json spares start-up the models (pydantic): it must be their output
+    assert not crdgen.served_drift(), "mockapi/models/served.json is out of date: run `mockapi crds`"
+
+
 def test_drift_names_changed_missing_and_stale_files_and_write_repairs_them(tmp_path):
     crdgen.write(tmp_path)
     assert crdgen.drift(tmp_path) == []

@@ -25,7 +25,7 @@ from mockapi.store import Store
 ROOT = Path(__file__).resolve().parent.parent
 # Heavy packages no start-up needs: FastAPI (the cold endpoints, built on their first request), the
 # official client (``mockapi allocator``/``explain`` against a remote server), test-only packages.
-NOT_AT_START_UP = ("fastapi", "mockapi.http.endpoints", "kubernetes", "urllib3", "hypothesis", "pytest", "httpx")
+NOT_AT_START_UP = ("fastapi", "pydantic", "mockapi.models.devmgmt_v1alpha1", "mockapi.http.endpoints", "kubernetes", "urllib3", "hypothesis", "pytest", "httpx")
 
 
 def _modules_after(code: str) -> set[str]:

@@ -253,6 +253,29 @@ def write(directory: Path) -> list[Path]:
     return written
 
 
+# What the server serves, generated once: our CRDs and the DeviceClaimSpec schema the Pod's embedded
+# claim uses — so that start-up reads JSON instead of importing pydantic and walking the models.
+SERVED = Path(__file__).with_name("served.json")
+
+
+def served_document() -> bytes:
+    import orjson
+
+    document = {"crds": list(generate().values()), "deviceClaimSpec": openapi_schema(api.DeviceClaimSpec)}
+    return orjson.dumps(document, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def write_served(path: Path = SERVED) -> Path:
+    path.write_bytes(served_document())
+    return path
+
+
+def served_drift(path: Path = SERVED) -> bool:
+    """Whether ``served.json`` differs from the models (a test checks it; ``mockapi crds`` in a
+    source checkout rewrites it)."""
+    return not path.is_file() or path.read_bytes() != served_document()
+
+
 def drift(directory: Path) -> list[str]:
     """Names of the files in ``directory`` that are missing, differ from :func:`generate`, or are
     generated files of kinds that no longer exist; ``[]`` when schemas/ and the models agree."""
