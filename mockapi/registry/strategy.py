@@ -278,6 +278,11 @@ class EventStrategy(Strategy):
         return []
 
 
+def not_supported(path: str, value: Any, supported: tuple[str, ...]) -> errors.FieldError:
+    """field.NotSupported: the value and the values that are."""
+    return errors.FieldError("not_supported", path, "supported values: " + ", ".join(f'"{s}"' for s in supported), value=value)
+
+
 def get_path(obj: Any, path: str) -> Any:
     """The value at a dotted path (``spec.nodeName``), or None."""
     for part in path.split("."):
