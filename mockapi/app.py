@@ -22,7 +22,8 @@ from mockapi.controllers.gate import AllocationGate
 from mockapi.http import cold, control, openapi, responses
 from mockapi.http import discovery as discovery_
 from mockapi.http.kube import KubeAPI
-from mockapi.registry import builtin
+from mockapi.registry import builtin, scheduling
+from mockapi.registry.cluster import parse_service_ranges
 from mockapi.registry.namespaces import PROTECTED_NAMESPACES
 from mockapi.registry.options import WriteOptions
 from mockapi.registry.rest import Registry
@@ -96,7 +97,8 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
     settings = settings or Settings()
     store = Store(history_size=settings.history_size, watcher_buffer=settings.watcher_buffer)
     types = TypeRegistry()
-    registry = Registry(store=store, types=types, clock=clock, uids=uids)
+    ranges = parse_service_ranges(settings.service_cluster_ip_range, settings.service_node_port_range)
+    registry = Registry(store=store, types=types, clock=clock, uids=uids, service_ranges=ranges)
     for manifest in builtin_manifests():
         for rt in gvk.from_crd(manifest, builtin=True):
             types.register(rt)
@@ -279,6 +281,9 @@ def seed(registry: Registry) -> None:
     opts = WriteOptions(field_validation="Strict")
     for name in PROTECTED_NAMESPACES:
         registry.create(namespaces, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, opts)
+    priority_classes = registry.types.by_kind(scheduling.GROUP, "v1", "PriorityClass")
+    for pc in scheduling.system_classes():
+        registry.create(priority_classes, "", pc, opts)
     crds = registry.types.by_kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
     for crd in our_crds():
         registry.create(crds, "", crd, WriteOptions(field_validation="Strict"))

@@ -3,7 +3,8 @@
 ``kubectl create namespace|configmap|secret`` POSTs ``application/vnd.kubernetes.protobuf``
 with no JSON fallback: ``k8s\\0`` + ``runtime.Unknown{1: TypeMeta{1: apiVersion, 2: kind},
 2: raw}``, ``raw`` being the object in ``k8s.io/api/core/v1/generated.proto``. This decodes the
-wire format for those kinds (Namespace, ConfigMap, Secret) into the JSON-shaped dict the rest of
+wire format for those kinds (Namespace, ConfigMap, Secret, and by table Service, ServiceAccount,
+PriorityClass) into the JSON-shaped dict the rest of
 the server handles; proto3 zero values are dropped. The reply stays JSON, which kubectl accepts.
 """
 
@@ -126,10 +127,80 @@ def _secret(data: bytes) -> dict:
     return obj
 
 
+# Messages as tables, field number → (JSON name, how to read it), after k8s.io/api's generated.proto
+# (core/v1, scheduling/v1): "str", "int", "bool", "strs" (repeated string), "map" (map<string, string>),
+# "intstr", "meta" (ObjectMeta), "msg:<Name>" and "msgs:<Name>" (one or repeated message). A zero
+# value is dropped (Go's omitempty), but for "int!", a required number kept even when 0.
+_MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
+    "Service": {1: ("metadata", "meta"), 2: ("spec", "msg:ServiceSpec")},
+    "ServiceSpec": {
+        1: ("ports", "msgs:ServicePort"), 2: ("selector", "map"), 3: ("clusterIP", "str"), 4: ("type", "str"),
+        5: ("externalIPs", "strs"), 7: ("sessionAffinity", "str"), 8: ("loadBalancerIP", "str"),
+        9: ("loadBalancerSourceRanges", "strs"), 10: ("externalName", "str"), 11: ("externalTrafficPolicy", "str"),
+        12: ("healthCheckNodePort", "int"), 13: ("publishNotReadyAddresses", "bool"),
+        14: ("sessionAffinityConfig", "msg:SessionAffinityConfig"), 17: ("ipFamilyPolicy", "str"), 18: ("clusterIPs", "strs"),
+        19: ("ipFamilies", "strs"), 20: ("allocateLoadBalancerNodePorts", "bool"), 21: ("loadBalancerClass", "str"),
+        22: ("internalTrafficPolicy", "str"),
+    },
+    "ServicePort": {1: ("name", "str"), 2: ("protocol", "str"), 3: ("port", "int!"), 4: ("targetPort", "intstr"), 5: ("nodePort", "int"), 6: ("appProtocol", "str")},
+    "SessionAffinityConfig": {1: ("clientIP", "msg:ClientIPConfig")},
+    "ClientIPConfig": {1: ("timeoutSeconds", "int")},
+    "ServiceAccount": {1: ("metadata", "meta"), 2: ("secrets", "msgs:ObjectReference"), 3: ("imagePullSecrets", "msgs:LocalObjectReference"), 4: ("automountServiceAccountToken", "bool")},
+    "ObjectReference": {1: ("kind", "str"), 2: ("namespace", "str"), 3: ("name", "str"), 4: ("uid", "str"), 5: ("apiVersion", "str"), 6: ("resourceVersion", "str"), 7: ("fieldPath", "str")},
+    "LocalObjectReference": {1: ("name", "str")},
+    "PriorityClass": {1: ("metadata", "meta"), 2: ("value", "int!"), 3: ("globalDefault", "bool"), 4: ("description", "str"), 5: ("preemptionPolicy", "str")},
+}
+
+
+def _message(name: str) -> Callable[[bytes], dict]:
+    table = _MESSAGES[name]
+
+    def decode(data: bytes) -> dict:
+        obj: dict = {}
+        for number, value in fields(data):
+            if number not in table:
+                continue
+            key, how = table[number]
+            if how == "meta":
+                obj[key] = _object_meta(value)
+            elif how == "strs":
+                obj.setdefault(key, []).append(_text(value))
+            elif how == "map":
+                entry_key, item = _map_entry(value)
+                obj.setdefault(key, {})[entry_key] = item
+            elif how.startswith("msgs:"):
+                obj.setdefault(key, []).append(_message(how[5:])(value))
+            else:
+                obj[key] = _scalar(how, value)
+        return {k: v for k, v in obj.items() if v not in ("", 0, False, None) or table_kind(table, k) == "int!"}
+
+    return decode
+
+
+def table_kind(table: dict[int, tuple[str, str]], key: str) -> str:
+    return next(how for name, how in table.values() if name == key)
+
+
+def _scalar(how: str, value):
+    if how == "str":
+        return _text(value)
+    if how in ("int", "int!"):
+        return value - (1 << 64) if isinstance(value, int) and value >= 1 << 63 else value
+    if how == "bool":
+        return bool(value)
+    if how == "intstr":  # IntOrString: type (0 int, 1 string), intVal, strVal
+        parts = dict(fields(value))
+        return _text(parts.get(3, b"")) if parts.get(1) == 1 else parts.get(2, 0)
+    return _message(how[4:])(value)
+
+
 DECODERS: dict[tuple[str, str], Callable[[bytes], dict]] = {
     ("v1", "Namespace"): _namespace,
     ("v1", "ConfigMap"): _config_map,
     ("v1", "Secret"): _secret,
+    ("v1", "Service"): _message("Service"),
+    ("v1", "ServiceAccount"): _message("ServiceAccount"),
+    ("scheduling.k8s.io/v1", "PriorityClass"): _message("PriorityClass"),
 }
 
 

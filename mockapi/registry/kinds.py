@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockapi.gvk import ResourceType
-from mockapi.registry import crds, devices, namespaces, pods
+from mockapi.registry import crds, devices, namespaces, pods, scheduling, serviceaccounts, services
 from mockapi.registry.strategy import (
     ConfigMapStrategy, CustomResourceStrategy, EventStrategy, NodeStrategy, SecretStrategy, Strategy,
 )
@@ -15,6 +15,9 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     ("", "Pod"): pods.PodStrategy,
     ("", "Node"): NodeStrategy,
     ("", "Event"): EventStrategy,
+    ("", "Service"): services.ServiceStrategy,
+    ("", "ServiceAccount"): serviceaccounts.ServiceAccountStrategy,
+    (scheduling.GROUP, "PriorityClass"): scheduling.PriorityClassStrategy,
     (crds.GROUP, crds.KIND): crds.CustomResourceDefinitionStrategy,
 }
 

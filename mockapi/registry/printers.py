@@ -174,6 +174,29 @@ def _event_cells(obj: dict, now: datetime) -> list:
     ]
 
 
+def _service_cells(obj: dict, now: datetime) -> list:
+    """kube's printService: TYPE, CLUSTER-IP, EXTERNAL-IP, PORT(S), AGE, SELECTOR."""
+    spec = _get(obj, "spec", default={})
+    kind = spec.get("type", "")
+    external = ",".join(spec.get("externalIPs") or []) or "<none>"
+    if kind == "ExternalName":
+        external = spec.get("externalName", "")
+    elif kind == "LoadBalancer":
+        ingress = [i.get("ip") or i.get("hostname") for i in _get(obj, "status", "loadBalancer", "ingress", default=[]) if isinstance(i, dict)]
+        found = [*filter(None, ingress), *(spec.get("externalIPs") or [])]
+        external = ",".join(found) if found else "<pending>"
+    ports = []
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            node = f":{port['nodePort']}" if port.get("nodePort") else ""
+            ports.append(f"{port.get('port')}{node}/{port.get('protocol', 'TCP')}")
+    selector = spec.get("selector") or {}
+    return [
+        _name(obj), kind, spec.get("clusterIP") or "<none>", external, ",".join(ports) or "<none>", _created(obj, now),
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
+    ]
+
+
 def _column(name: str, priority: int = 0, kind: str = "string", fmt: str = "") -> Column:
     return Column(name, kind, fmt, name, priority)
 
@@ -195,6 +218,15 @@ _CORE: dict[tuple[str, str], tuple[list[Column], Cells]] = {
     ("", "Event"): (
         [_column("Last Seen"), _column("Type"), _column("Reason"), _column("Object"), _column("Subobject", 1), _column("Source", 1), _column("Message"), _column("First Seen", 1), _column("Count", 1, "integer"), Column("Name", "string", "name", NAME_DESCRIPTION, 1)],
         _event_cells,
+    ),
+    ("", "Service"): (
+        [_NAME, _column("Type"), _column("Cluster-IP"), _column("External-IP"), _column("Port(s)"), _AGE, _column("Selector", 1)],
+        _service_cells,
+    ),
+    ("", "ServiceAccount"): ([_NAME, _column("Secrets", kind="integer"), _AGE], lambda o, now: [_name(o), len(o.get("secrets") or []), _created(o, now)]),
+    ("scheduling.k8s.io", "PriorityClass"): (
+        [_NAME, _column("Value", kind="integer"), _column("Global-Default", kind="boolean"), _AGE, _column("PreemptionPolicy")],
+        lambda o, now: [_name(o), o.get("value", 0), bool(o.get("globalDefault")), _created(o, now), o.get("preemptionPolicy", "")],
     ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         [_NAME, _column("Created At", kind="date")],

@@ -22,7 +22,7 @@ from mockapi import decoding, errors, fieldmanager, patch
 from mockapi.gvk import ResourceType
 from mockapi.registry import conversion, crds, kinds, namespaces, pods
 from mockapi.registry import strategy as strategies
-from mockapi.registry.cluster import Cluster
+from mockapi.registry.cluster import Cluster, ServiceRanges
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
 from mockapi.registry.types import TypeRegistry
 from mockapi.schema import meta as meta_rules
@@ -58,7 +58,7 @@ class Page:
 
 
 class Registry:
-    def __init__(self, *, store: Store, types: TypeRegistry, clock: clocks.Clock | None = None, uids: clocks.UIDGenerator | None = None, rng: random.Random | None = None) -> None:
+    def __init__(self, *, store: Store, types: TypeRegistry, clock: clocks.Clock | None = None, uids: clocks.UIDGenerator | None = None, rng: random.Random | None = None, service_ranges: ServiceRanges | None = None) -> None:
         self.store = store
         self.types = types
         self.clock = clock or clocks.SystemClock()
@@ -72,7 +72,10 @@ class Registry:
         types.on_change(self._schemas_changed)
         # pods bound to a node are deleted gracefully, for a kubelet to end (the simulated kubelet runs)
         self.kubelet = False
-        self.cluster = Cluster(store=store, types=types, now=self.now, delete=self._delete_quietly, write=self._write, remove=self._remove)
+        self.cluster = Cluster(
+            store=store, types=types, now=self.now, delete=self._delete_quietly, write=self._write, remove=self._remove,
+            create=self._create_quietly, service_ranges=service_ranges or ServiceRanges(),
+        )
 
     # ----------------------------------------------------------------- helpers
     def _schemas_changed(self) -> None:
@@ -479,6 +482,13 @@ class Registry:
         self.strategy(rt).after_delete(self.cluster, obj)
         if rt.namespaced:
             namespaces.content_deleted(self.cluster, obj["metadata"].get("namespace", ""))
+
+    def _create_quietly(self, rt: ResourceType, obj: dict) -> None:
+        try:
+            self.create(rt, obj["metadata"].get("namespace", ""), obj, WriteOptions(field_validation="Strict"))
+        except errors.StatusError as exc:
+            if exc.code != 409:
+                raise
 
     def _delete_quietly(self, rt: ResourceType, namespace: str, name: str) -> None:
         try:
