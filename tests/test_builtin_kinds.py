@@ -33,6 +33,7 @@ EXPECTED = {
     "Service": ("", "services", True, ("svc",), ("all",), {"status"}),
     "ServiceAccount": ("", "serviceaccounts", True, ("sa",), (), set()),
     "PriorityClass": ("scheduling.k8s.io", "priorityclasses", False, ("pc",), (), set()),
+    "Lease": ("coordination.k8s.io", "leases", True, (), (), set()),
     "CustomResourceDefinition": (
         "apiextensions.k8s.io", "customresourcedefinitions", False, ("crd", "crds"), ("api-extensions",), {"status"},
     ),
@@ -56,6 +57,7 @@ SELECTABLE = {
     "Service": ("spec.clusterIP", "spec.type"),
     "ServiceAccount": (),
     "PriorityClass": (),
+    "Lease": (),
 }
 # Field selectors kube-apiserver computes rather than reads from one scalar field.
 COMPUTED_SELECTABLE = {("Event", "source")}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mockapi.gvk import ResourceType
 from mockapi.registry import crds, devices, namespaces, pods, scheduling, serviceaccounts, services
 from mockapi.registry.strategy import (
-    ConfigMapStrategy, CustomResourceStrategy, EventStrategy, NodeStrategy, SecretStrategy, Strategy,
+    ConfigMapStrategy, CustomResourceStrategy, EventStrategy, LeaseStrategy, NodeStrategy, SecretStrategy, Strategy,
 )
 
 _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
@@ -18,6 +18,7 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     ("", "Service"): services.ServiceStrategy,
     ("", "ServiceAccount"): serviceaccounts.ServiceAccountStrategy,
     (scheduling.GROUP, "PriorityClass"): scheduling.PriorityClassStrategy,
+    ("coordination.k8s.io", "Lease"): LeaseStrategy,
     (crds.GROUP, crds.KIND): crds.CustomResourceDefinitionStrategy,
 }
 

@@ -228,6 +228,10 @@ _CORE: dict[tuple[str, str], tuple[list[Column], Cells]] = {
         [_NAME, _column("Value", kind="integer"), _column("Global-Default", kind="boolean"), _AGE, _column("PreemptionPolicy")],
         lambda o, now: [_name(o), o.get("value", 0), bool(o.get("globalDefault")), _created(o, now), o.get("preemptionPolicy", "")],
     ),
+    ("coordination.k8s.io", "Lease"): (
+        [_NAME, _column("Holder"), _AGE],
+        lambda o, now: [_name(o), _get(o, "spec", "holderIdentity", default=""), _created(o, now)],
+    ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         [_NAME, _column("Created At", kind="date")],
         lambda o, now: [_name(o), o["metadata"].get("creationTimestamp", "")],

@@ -238,3 +238,19 @@ def test_a_reset_keeps_what_the_cluster_made_for_itself(live, core, scheduling):
     assert [s.metadata.name for s in core.list_namespaced_service_account("default").items] == ["default"]
     assert {pc.metadata.name for pc in scheduling.list_priority_class().items} == {"system-node-critical", "system-cluster-critical"}
     assert core.list_namespaced_service("default").items == []
+
+
+# -------------------------------------------------------------------------------------- Lease
+def test_a_lease_for_leader_election_with_kubectls_holder_column(api, kubectl):
+    coordination = client.CoordinationV1Api(api)
+    body = {"metadata": {"name": "my-controller"}, "spec": {"holderIdentity": "pod-a_1234", "leaseDurationSeconds": 15,
+            "acquireTime": "2024-01-01T00:00:00.000000Z", "renewTime": "2024-01-01T00:00:05.123456Z", "leaseTransitions": 0}}  # fmt: skip
+    created = coordination.create_namespaced_lease("kube-system", body)
+    assert created.spec.renew_time.microsecond == 123456
+    renewed = coordination.patch_namespaced_lease("my-controller", "kube-system", {"spec": {"holderIdentity": "pod-b_5678", "leaseTransitions": 1}})
+    assert (renewed.spec.holder_identity, renewed.spec.lease_transitions) == ("pod-b_5678", 1)
+    lines = kubectl("get", "leases", "-n", "kube-system").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "HOLDER", "AGE"] and lines[1].split()[:2] == ["my-controller", "pod-b_5678"]
+    body["metadata"]["name"] = "bad"
+    body["spec"]["leaseDurationSeconds"] = 0
+    assert "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0" in invalid(lambda: coordination.create_namespaced_lease("default", body))
