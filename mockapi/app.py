@@ -83,14 +83,25 @@ def builtin_manifests() -> list[dict]:
     from mockapi.models.devmgmt_v1alpha1 import DeviceClaimSpec
 
     manifests = builtin.manifests()
+    claim_schema = crdgen.openapi_schema(DeviceClaimSpec)
     for manifest in manifests:
-        if manifest["spec"]["group"] == "" and manifest["spec"]["names"]["kind"] == "Pod":
-            schema = manifest["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-            claim = schema["properties"]["spec"]["properties"]["deviceClaims"]["items"]["properties"]["claim"]
-            description = claim.get("description", "")
-            claim.clear()
-            claim.update(crdgen.openapi_schema(DeviceClaimSpec), description=description)
+        for version in manifest["spec"]["versions"]:
+            for claim in _embedded_claims(version["schema"]["openAPIV3Schema"]):
+                description = claim.get("description", "")
+                claim.clear()
+                claim.update(claim_schema, description=description)
     return manifests
+
+
+def _embedded_claims(node: dict):
+    """The ``deviceClaims[].claim`` nodes of a schema: a Pod's, and each pod template's."""
+    properties = node.get("properties") or {}
+    claims = properties.get("deviceClaims")
+    if isinstance(claims, dict) and "claim" in ((claims.get("items") or {}).get("properties") or {}):
+        yield claims["items"]["properties"]["claim"]
+    for child in (*properties.values(), node.get("items"), node.get("additionalProperties")):
+        if isinstance(child, dict):
+            yield from _embedded_claims(child)
 
 
 def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None, uids: clocks.UIDGenerator | None = None) -> Server:

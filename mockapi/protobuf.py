@@ -149,6 +149,22 @@ _MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "ObjectReference": {1: ("kind", "str"), 2: ("namespace", "str"), 3: ("name", "str"), 4: ("uid", "str"), 5: ("apiVersion", "str"), 6: ("resourceVersion", "str"), 7: ("fieldPath", "str")},
     "LocalObjectReference": {1: ("name", "str")},
     "PriorityClass": {1: ("metadata", "meta"), 2: ("value", "int!"), 3: ("globalDefault", "bool"), 4: ("description", "str"), 5: ("preemptionPolicy", "str")},
+    # apps/v1 Deployment as `kubectl create deployment NAME --image=I [--port=P] [--replicas=N] [-- COMMAND ARGS]`
+    # sends it; a pod spec's other fields are not decoded (415 is not an option once the kind is known).
+    "Deployment": {1: ("metadata", "meta"), 2: ("spec", "msg:DeploymentSpec")},
+    "DeploymentSpec": {
+        1: ("replicas", "int!"), 2: ("selector", "msg:LabelSelector"), 3: ("template", "msg:PodTemplateSpec"), 4: ("strategy", "msg:DeploymentStrategy"),
+        5: ("minReadySeconds", "int"), 6: ("revisionHistoryLimit", "int"), 7: ("paused", "bool"), 9: ("progressDeadlineSeconds", "int"),
+    },
+    "DeploymentStrategy": {1: ("type", "str")},
+    "LabelSelector": {1: ("matchLabels", "map"), 2: ("matchExpressions", "msgs:LabelSelectorRequirement")},
+    "LabelSelectorRequirement": {1: ("key", "str"), 2: ("operator", "str"), 3: ("values", "strs")},
+    "PodTemplateSpec": {1: ("metadata", "meta"), 2: ("spec", "msg:PodSpec")},
+    "PodSpec": {2: ("containers", "msgs:Container"), 3: ("restartPolicy", "str"), 7: ("nodeSelector", "map"), 8: ("serviceAccountName", "str")},
+    "Container": {1: ("name", "str"), 2: ("image", "str"), 3: ("command", "strs"), 4: ("args", "strs"), 5: ("workingDir", "str"),
+                  6: ("ports", "msgs:ContainerPort"), 7: ("env", "msgs:EnvVar"), 14: ("imagePullPolicy", "str")},
+    "ContainerPort": {1: ("name", "str"), 2: ("hostPort", "int"), 3: ("containerPort", "int!"), 4: ("protocol", "str"), 5: ("hostIP", "str")},
+    "EnvVar": {1: ("name", "str"), 2: ("value", "str")},
 }
 
 
@@ -201,6 +217,7 @@ DECODERS: dict[tuple[str, str], Callable[[bytes], dict]] = {
     ("v1", "Service"): _message("Service"),
     ("v1", "ServiceAccount"): _message("ServiceAccount"),
     ("scheduling.k8s.io/v1", "PriorityClass"): _message("PriorityClass"),
+    ("apps/v1", "Deployment"): _message("Deployment"),
 }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockapi.gvk import ResourceType
-from mockapi.registry import crds, devices, namespaces, pods, scheduling, serviceaccounts, services
+from mockapi.registry import crds, devices, namespaces, pods, scheduling, serviceaccounts, services, workloads
 from mockapi.registry.strategy import (
     ConfigMapStrategy, CustomResourceStrategy, EventStrategy, LeaseStrategy, NodeStrategy, SecretStrategy, Strategy,
 )
@@ -19,6 +19,10 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     ("", "ServiceAccount"): serviceaccounts.ServiceAccountStrategy,
     (scheduling.GROUP, "PriorityClass"): scheduling.PriorityClassStrategy,
     ("coordination.k8s.io", "Lease"): LeaseStrategy,
+    (workloads.GROUP, "Deployment"): workloads.WorkloadStrategy,
+    (workloads.GROUP, "ReplicaSet"): workloads.WorkloadStrategy,
+    (workloads.GROUP, "StatefulSet"): workloads.WorkloadStrategy,
+    (workloads.GROUP, "DaemonSet"): workloads.WorkloadStrategy,
     (crds.GROUP, crds.KIND): crds.CustomResourceDefinitionStrategy,
 }
 

@@ -197,6 +197,44 @@ def _service_cells(obj: dict, now: datetime) -> list:
     ]
 
 
+def _containers(obj: dict) -> list:
+    """The wide CONTAINERS and IMAGES cells of a pod template's kinds."""
+    containers = [c for c in _get(obj, "spec", "template", "spec", "containers", default=[]) if isinstance(c, dict)]
+    return [",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers)]
+
+
+def _selector(selector: Any) -> str:
+    """metav1.LabelSelectorAsSelector(...).String()."""
+    if not isinstance(selector, dict):
+        return "<none>"
+    terms = [f"{k}={v}" for k, v in (selector.get("matchLabels") or {}).items()]
+    for r in selector.get("matchExpressions") or []:
+        if isinstance(r, dict):
+            key, op, values = r.get("key", ""), r.get("operator", ""), ",".join(sorted(r.get("values") or []))
+            terms.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}.get(op, key))
+    return ",".join(sorted(terms)) or "<none>"
+
+
+def _workload_cells(kind: str) -> Cells:
+    def cells(obj: dict, now: datetime) -> list:
+        spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+        wide = [*_containers(obj), _selector(spec.get("selector"))]
+        if kind == "Deployment":
+            head = [f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}", status.get("updatedReplicas", 0), status.get("availableReplicas", 0)]
+        elif kind == "ReplicaSet":
+            head = [spec.get("replicas", 0), status.get("replicas", 0), status.get("readyReplicas", 0)]
+        elif kind == "StatefulSet":
+            head, wide = [f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}"], wide[:2]
+        else:
+            node_selector = _get(spec, "template", "spec", "nodeSelector", default={})
+            head = [status.get("desiredNumberScheduled", 0), status.get("currentNumberScheduled", 0), status.get("numberReady", 0),
+                    status.get("updatedNumberScheduled", 0), status.get("numberAvailable", 0),
+                    ",".join(f"{k}={v}" for k, v in sorted(node_selector.items())) or "<none>"]  # fmt: skip
+        return [_name(obj), *head, _created(obj, now), *wide]
+
+    return cells
+
+
 def _column(name: str, priority: int = 0, kind: str = "string", fmt: str = "") -> Column:
     return Column(name, kind, fmt, name, priority)
 
@@ -227,6 +265,20 @@ _CORE: dict[tuple[str, str], tuple[list[Column], Cells]] = {
     ("scheduling.k8s.io", "PriorityClass"): (
         [_NAME, _column("Value", kind="integer"), _column("Global-Default", kind="boolean"), _AGE, _column("PreemptionPolicy")],
         lambda o, now: [_name(o), o.get("value", 0), bool(o.get("globalDefault")), _created(o, now), o.get("preemptionPolicy", "")],
+    ),
+    ("apps", "Deployment"): (
+        [_NAME, _column("Ready"), _column("Up-to-date", kind="integer"), _column("Available", kind="integer"), _AGE, _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _workload_cells("Deployment"),
+    ),
+    ("apps", "ReplicaSet"): (
+        [_NAME, _column("Desired", kind="integer"), _column("Current", kind="integer"), _column("Ready", kind="integer"), _AGE, _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _workload_cells("ReplicaSet"),
+    ),
+    ("apps", "StatefulSet"): ([_NAME, _column("Ready"), _AGE, _column("Containers", 1), _column("Images", 1)], _workload_cells("StatefulSet")),
+    ("apps", "DaemonSet"): (
+        [_NAME, _column("Desired", kind="integer"), _column("Current", kind="integer"), _column("Ready", kind="integer"), _column("Up-to-date", kind="integer"),
+         _column("Available", kind="integer"), _column("Node Selector"), _AGE, _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _workload_cells("DaemonSet"),
     ),
     ("coordination.k8s.io", "Lease"): (
         [_NAME, _column("Holder"), _AGE],
