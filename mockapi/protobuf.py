@@ -82,6 +82,8 @@ def _object_meta(data: bytes) -> dict:
         elif number in (11, 12):
             key, item = _map_entry(value)
             meta.setdefault("labels" if number == 11 else "annotations", {})[key] = item
+        elif number == 13:  # kubectl create job --from=cronjob/NAME: the Job is owned by the CronJob
+            meta.setdefault("ownerReferences", []).append(_message("OwnerReference")(value))
         elif number == 14:
             meta.setdefault("finalizers", []).append(_text(value))
     return {k: v for k, v in meta.items() if v not in ("", None)}
@@ -148,6 +150,7 @@ _MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "ServiceAccount": {1: ("metadata", "meta"), 2: ("secrets", "msgs:ObjectReference"), 3: ("imagePullSecrets", "msgs:LocalObjectReference"), 4: ("automountServiceAccountToken", "bool")},
     "ObjectReference": {1: ("kind", "str"), 2: ("namespace", "str"), 3: ("name", "str"), 4: ("uid", "str"), 5: ("apiVersion", "str"), 6: ("resourceVersion", "str"), 7: ("fieldPath", "str")},
     "LocalObjectReference": {1: ("name", "str")},
+    "OwnerReference": {5: ("apiVersion", "str"), 1: ("kind", "str"), 3: ("name", "str"), 4: ("uid", "str"), 6: ("controller", "bool"), 7: ("blockOwnerDeletion", "bool")},
     "PriorityClass": {1: ("metadata", "meta"), 2: ("value", "int!"), 3: ("globalDefault", "bool"), 4: ("description", "str"), 5: ("preemptionPolicy", "str")},
     # apps/v1 Deployment as `kubectl create deployment NAME --image=I [--port=P] [--replicas=N] [-- COMMAND ARGS]`
     # sends it; a pod spec's other fields are not decoded (415 is not an option once the kind is known).
@@ -165,6 +168,19 @@ _MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
                   6: ("ports", "msgs:ContainerPort"), 7: ("env", "msgs:EnvVar"), 14: ("imagePullPolicy", "str")},
     "ContainerPort": {1: ("name", "str"), 2: ("hostPort", "int"), 3: ("containerPort", "int!"), 4: ("protocol", "str"), 5: ("hostIP", "str")},
     "EnvVar": {1: ("name", "str"), 2: ("value", "str")},
+    # batch/v1 as `kubectl create job|cronjob` sends them (batch/v1 generated.proto)
+    "Job": {1: ("metadata", "meta"), 2: ("spec", "msg:JobSpec")},
+    "JobSpec": {
+        1: ("parallelism", "int"), 2: ("completions", "int"), 3: ("activeDeadlineSeconds", "int"), 4: ("selector", "msg:LabelSelector"),
+        5: ("manualSelector", "bool"), 6: ("template", "msg:PodTemplateSpec"), 7: ("backoffLimit", "int"), 8: ("ttlSecondsAfterFinished", "int"),
+        9: ("completionMode", "str"), 10: ("suspend", "bool"),
+    },
+    "CronJob": {1: ("metadata", "meta"), 2: ("spec", "msg:CronJobSpec")},
+    "CronJobSpec": {
+        1: ("schedule", "str"), 2: ("startingDeadlineSeconds", "int"), 3: ("concurrencyPolicy", "str"), 4: ("suspend", "bool"),
+        5: ("jobTemplate", "msg:JobTemplateSpec"), 6: ("successfulJobsHistoryLimit", "int"), 7: ("failedJobsHistoryLimit", "int"), 8: ("timeZone", "str"),
+    },
+    "JobTemplateSpec": {1: ("metadata", "meta"), 2: ("spec", "msg:JobSpec")},
 }
 
 
@@ -218,6 +234,8 @@ DECODERS: dict[tuple[str, str], Callable[[bytes], dict]] = {
     ("v1", "ServiceAccount"): _message("ServiceAccount"),
     ("scheduling.k8s.io/v1", "PriorityClass"): _message("PriorityClass"),
     ("apps/v1", "Deployment"): _message("Deployment"),
+    ("batch/v1", "Job"): _message("Job"),
+    ("batch/v1", "CronJob"): _message("CronJob"),
 }
 
 

@@ -38,6 +38,8 @@ EXPECTED = {
     "ReplicaSet": ("apps", "replicasets", True, ("rs",), ("all",), {"status", "scale"}),
     "StatefulSet": ("apps", "statefulsets", True, ("sts",), ("all",), {"status", "scale"}),
     "DaemonSet": ("apps", "daemonsets", True, ("ds",), ("all",), {"status"}),
+    "Job": ("batch", "jobs", True, (), ("all",), {"status"}),
+    "CronJob": ("batch", "cronjobs", True, ("cj",), ("all",), {"status"}),
     "CustomResourceDefinition": (
         "apiextensions.k8s.io", "customresourcedefinitions", False, ("crd", "crds"), ("api-extensions",), {"status"},
     ),
@@ -66,6 +68,8 @@ SELECTABLE = {
     "ReplicaSet": (),
     "StatefulSet": (),
     "DaemonSet": (),
+    "Job": (),
+    "CronJob": (),
 }
 # Field selectors kube-apiserver computes rather than reads from one scalar field.
 COMPUTED_SELECTABLE = {("Event", "source")}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockapi.gvk import ResourceType
-from mockapi.registry import crds, devices, namespaces, pods, scheduling, serviceaccounts, services, workloads
+from mockapi.registry import batch, crds, devices, namespaces, pods, scheduling, serviceaccounts, services, workloads
 from mockapi.registry.strategy import (
     ConfigMapStrategy, CustomResourceStrategy, EventStrategy, LeaseStrategy, NodeStrategy, SecretStrategy, Strategy,
 )
@@ -23,6 +23,8 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     (workloads.GROUP, "ReplicaSet"): workloads.WorkloadStrategy,
     (workloads.GROUP, "StatefulSet"): workloads.WorkloadStrategy,
     (workloads.GROUP, "DaemonSet"): workloads.WorkloadStrategy,
+    (batch.GROUP, "Job"): batch.JobStrategy,
+    (batch.GROUP, "CronJob"): batch.CronJobStrategy,
     (crds.GROUP, crds.KIND): crds.CustomResourceDefinitionStrategy,
 }
 

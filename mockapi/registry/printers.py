@@ -235,6 +235,48 @@ def _workload_cells(kind: str) -> Cells:
     return cells
 
 
+def _job_cells(obj: dict, now: datetime) -> list:
+    """kube's printJob: STATUS from the conditions, COMPLETIONS, DURATION."""
+    spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+    true = {c.get("type") for c in status.get("conditions") or [] if isinstance(c, dict) and c.get("status") == "True"}
+    state = "Running"
+    for condition, name in (("Complete", "Complete"), ("Failed", "Failed"), ("", "Terminating"), ("Suspended", "Suspended"),
+                            ("FailureTarget", "FailureTarget"), ("SuccessCriteriaMet", "SuccessCriteriaMet")):  # fmt: skip
+        if (condition in true) if condition else obj["metadata"].get("deletionTimestamp"):
+            state = name
+            break
+    succeeded, parallelism = status.get("succeeded", 0), spec.get("parallelism")
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{spec['completions']}"
+    elif isinstance(parallelism, int) and parallelism > 1:
+        completions = f"{succeeded}/1 of {parallelism}"
+    else:
+        completions = f"{succeeded}/1"
+    duration = ""
+    if status.get("startTime"):
+        end = status.get("completionTime")
+        duration = age(status["startTime"], now) if not end else age(status["startTime"], _moment(end))
+    return [_name(obj), state, completions, duration, _created(obj, now), *_containers(obj), _selector(spec.get("selector"))]
+
+
+def _moment(timestamp: str) -> datetime:
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.now(timezone.utc)
+
+
+def _cronjob_cells(obj: dict, now: datetime) -> list:
+    spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+    job = _get(spec, "jobTemplate", default={})
+    last = status.get("lastScheduleTime")
+    return [
+        _name(obj), spec.get("schedule", ""), spec.get("timeZone") or "<none>", "True" if spec.get("suspend") else "False",
+        len(status.get("active") or []), age(last, now) if last else "<none>", _created(obj, now), *_containers(job),
+        _selector(_get(job, "spec", "selector")),
+    ]
+
+
 def _column(name: str, priority: int = 0, kind: str = "string", fmt: str = "") -> Column:
     return Column(name, kind, fmt, name, priority)
 
@@ -279,6 +321,15 @@ _CORE: dict[tuple[str, str], tuple[list[Column], Cells]] = {
         [_NAME, _column("Desired", kind="integer"), _column("Current", kind="integer"), _column("Ready", kind="integer"), _column("Up-to-date", kind="integer"),
          _column("Available", kind="integer"), _column("Node Selector"), _AGE, _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
         _workload_cells("DaemonSet"),
+    ),
+    ("batch", "Job"): (
+        [_NAME, _column("Status"), _column("Completions"), _column("Duration"), _AGE, _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _job_cells,
+    ),
+    ("batch", "CronJob"): (
+        [_NAME, _column("Schedule"), _column("Timezone"), _column("Suspend"), _column("Active", kind="integer"), _column("Last Schedule"), _AGE,
+         _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _cronjob_cells,
     ),
     ("coordination.k8s.io", "Lease"): (
         [_NAME, _column("Holder"), _AGE],
