@@ -409,7 +409,10 @@ class _WatchThread:
         self.thread.start()
 
     def _put(self, item) -> None:
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        try:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        except RuntimeError:
+            pass  # the loop is closed (the watcher's owner is gone): nobody is listening any more
 
     def _run(self) -> None:
         try:
@@ -421,10 +424,7 @@ class _WatchThread:
         except Exception as exc:  # noqa: BLE001 - every failure is handed to the loop, which decides
             self._put(("gone", None) if getattr(exc, "status", None) == 410 else ("error", f"{type(exc).__name__}: {exc}"))
         finally:
-            try:
-                self._put(("end", None))
-            except RuntimeError:
-                pass  # the loop is closed: nobody is listening any more
+            self._put(("end", None))
 
     async def events(self):
         while True:

@@ -132,7 +132,8 @@ def test_a_snapshot_applies_cleanly_to_a_fresh_cluster_with_kubectl(mockapi, tmp
     crds, snapshot = tmp_path / "crds.yaml", tmp_path / "snapshot.yaml"
     crds.write_text(yaml.safe_dump_all([d for d in docs if d["kind"] == "CustomResourceDefinition"]))  # served before their objects
     snapshot.write_text(taken)
-    with MockAPIServer() as fresh:
+    # no scheduler in the fresh cluster: a pod it bound meanwhile would differ from its snapshot by a nodeName
+    with MockAPIServer(scheduler=False) as fresh:
         kubectl = ["kubectl", "--kubeconfig", str(fresh.kubeconfig_path), "apply", "-f"]
         subprocess.run([*kubectl, str(crds)], check=True, capture_output=True)
         result = subprocess.run([*kubectl, str(snapshot)], capture_output=True, text=True)
