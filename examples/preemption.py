@@ -5,9 +5,9 @@ for 1 CPU fails the NodeResourcesFit filter (``Insufficient cpu``); the DefaultP
 finds that evicting one low-priority pod makes room, sets the pod's ``status.nominatedNodeName``,
 and deletes that victim (Event ``Preempted``); once it is gone the pod binds to the node.
 
-Priority is ``spec.priority`` itself: mockapi serves no PriorityClass, so nothing resolves
-``priorityClassName`` (on a real cluster, name a PriorityClass instead: the Priority admission
-plugin refuses a pod that sets ``spec.priority`` directly).
+The important pod names a PriorityClass of value 1000 (``priorityClassName``); the Priority
+admission plugin resolves it to ``spec.priority``, as on a real cluster (which refuses a pod that
+sets ``spec.priority`` itself). The low-priority pods name none: priority 0.
 
     python3 examples/preemption.py [--kubeconfig FILE]
 """
@@ -21,10 +21,10 @@ from kubernetes import client
 import scenario as scenario_
 
 
-def pod(s: scenario_.Scenario, name: str, *, priority: int) -> client.V1Pod:
+def pod(s: scenario_.Scenario, name: str, *, priority_class: str | None = None) -> client.V1Pod:
     container = client.V1Container(name="app", image="registry.k8s.io/pause:3.9", resources=client.V1ResourceRequirements(requests={"cpu": "1"}))
     return client.V1Pod(metadata=client.V1ObjectMeta(name=name, labels=s.labels),
-                        spec=client.V1PodSpec(node_selector=s.labels, priority=priority, containers=[container]))  # fmt: skip
+                        spec=client.V1PodSpec(node_selector=s.labels, priority_class_name=priority_class, containers=[container]))  # fmt: skip
 
 
 def scenario(s: scenario_.Scenario) -> None:
@@ -36,11 +36,14 @@ def scenario(s: scenario_.Scenario) -> None:
     s.say(f"{node_name} created with 2 CPUs")
 
     for name in ("low-1", "low-2"):
-        s.core.create_namespaced_pod(s.namespace, pod(s, name, priority=0))
+        s.core.create_namespaced_pod(s.namespace, pod(s, name))
         s.wait_running(name)
         s.say(f"{name} (priority 0, 1 CPU) is Running on {node_name}")
 
-    s.core.create_namespaced_pod(s.namespace, pod(s, "important", priority=1000))
+    high = f"{s.name}-high"
+    client.SchedulingV1Api(s.core.api_client).create_priority_class(client.V1PriorityClass(metadata=client.V1ObjectMeta(name=high, labels=s.labels), value=1000))
+    s.core.create_namespaced_pod(s.namespace, pod(s, "important", priority_class=high))
+    s.check(s.pod("important")["spec"]["priority"] == 1000, "important's priority resolved from its PriorityClass")
     s.say("important (priority 1000, 1 CPU) created: the node is full")
 
     nominated = s.wait_for(lambda: s.core.read_namespaced_pod("important", s.namespace).status.nominated_node_name, "important to be nominated")

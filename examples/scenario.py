@@ -30,7 +30,7 @@ from kubernetes.client.rest import ApiException
 ROOT = Path(__file__).resolve().parents[1]
 LABEL = "examples.mockapi.k8s.io/scenario"
 DEVICES = "devmgmtproto.k8s.io/v1alpha1"
-CLUSTER_KINDS = (("v1", "Node"), (DEVICES, "DevicePool"), (DEVICES, "DeviceClass"))
+CLUSTER_KINDS = (("v1", "Node"), (DEVICES, "DevicePool"), (DEVICES, "DeviceClass"), ("scheduling.k8s.io/v1", "PriorityClass"))
 T = TypeVar("T")
 
 

@@ -25,7 +25,8 @@ from mockapi.controllers.gate import AllocationGate
 from mockapi.http import cold, control, openapi, responses
 from mockapi.http import discovery as discovery_
 from mockapi.http.kube import KubeAPI
-from mockapi.registry import builtin
+from mockapi.registry import builtin, scheduling
+from mockapi.registry.cluster import parse_service_ranges
 from mockapi.registry.namespaces import PROTECTED_NAMESPACES
 from mockapi.registry.options import WriteOptions
 from mockapi.registry.rest import Registry
@@ -92,21 +93,33 @@ def builtin_manifests() -> list[dict]:
     """The built-in kinds, with the prototype's embedded claim (Pod ``spec.deviceClaims[].claim``)
     given the real DeviceClaimSpec schema from our models."""
     manifests = builtin.manifests()
+    claim_schema = orjson.dumps(_served()["deviceClaimSpec"])
     for manifest in manifests:
-        if manifest["spec"]["group"] == "" and manifest["spec"]["names"]["kind"] == "Pod":
-            schema = manifest["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-            claim = schema["properties"]["spec"]["properties"]["deviceClaims"]["items"]["properties"]["claim"]
-            description = claim.get("description", "")
-            claim.clear()
-            claim.update(_served()["deviceClaimSpec"], description=description)
+        for version in manifest["spec"]["versions"]:
+            for claim in _embedded_claims(version["schema"]["openAPIV3Schema"]):
+                description = claim.get("description", "")
+                claim.clear()
+                claim.update(orjson.loads(claim_schema), description=description)
     return manifests
+
+
+def _embedded_claims(node: dict):
+    """The ``deviceClaims[].claim`` nodes of a schema: a Pod's, and each pod template's."""
+    properties = node.get("properties") or {}
+    claims = properties.get("deviceClaims")
+    if isinstance(claims, dict) and "claim" in ((claims.get("items") or {}).get("properties") or {}):
+        yield claims["items"]["properties"]["claim"]
+    for child in (*properties.values(), node.get("items"), node.get("additionalProperties")):
+        if isinstance(child, dict):
+            yield from _embedded_claims(child)
 
 
 def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None, uids: clocks.UIDGenerator | None = None) -> Server:
     settings = settings or Settings()
     store = Store(history_size=settings.history_size, watcher_buffer=settings.watcher_buffer)
     types = TypeRegistry()
-    registry = Registry(store=store, types=types, clock=clock, uids=uids)
+    ranges = parse_service_ranges(settings.service_cluster_ip_range, settings.service_node_port_range)
+    registry = Registry(store=store, types=types, clock=clock, uids=uids, service_ranges=ranges)
     for manifest in builtin_manifests():
         for rt in gvk.from_crd(manifest, builtin=True):
             types.register(rt)
@@ -289,6 +302,9 @@ def seed(registry: Registry) -> None:
     opts = WriteOptions(field_validation="Strict")
     for name in PROTECTED_NAMESPACES:
         registry.create(namespaces, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, opts)
+    priority_classes = registry.types.by_kind(scheduling.GROUP, "v1", "PriorityClass")
+    for pc in scheduling.system_classes():
+        registry.create(priority_classes, "", pc, opts)
     crds = registry.types.by_kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
     for crd in our_crds():
         registry.create(crds, "", crd, WriteOptions(field_validation="Strict"))

@@ -97,6 +97,7 @@ def _settings(args) -> Settings:
         scheduler=not (args.no_allocator or args.no_scheduler), scheduler_config=_scheduler_config(args.scheduler_config),
         kubelet=not args.no_kubelet, garbage_collector=not args.no_gc, kubelet_heartbeat=args.kubelet_heartbeat,
         kubelet_start_delay=args.kubelet_start_delay, kubelet_max_grace=args.kubelet_max_grace, kubelet_capacity=dict(args.kubelet_capacity or []),
+        service_cluster_ip_range=args.service_cluster_ip_range, service_node_port_range=args.service_node_port_range,
     )
 
 
@@ -137,6 +138,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--kubelet-start-delay", type=_seconds, default=_env("KUBELET_START_DELAY", Settings.kubelet_start_delay), metavar="SECONDS", help="from a pod's being bound (and its claims reserved) to Running (default %(default)s)")
     serve.add_argument("--kubelet-max-grace", type=_seconds, default=_env("KUBELET_MAX_GRACE", Settings.kubelet_max_grace), metavar="SECONDS", help="a deleted running pod ends after min(its grace period, this) (default %(default)s: at once)")
     serve.add_argument("--kubelet-capacity", type=_resource, action="append", metavar="NAME=QUANTITY", help="a bare Node's capacity for one resource, e.g. cpu=64 (repeatable; defaults cpu=32, memory=256Gi, pods=110, ephemeral-storage=1Ti)")
+    serve.add_argument("--service-cluster-ip-range", type=_cidr, default=_env("SERVICE_CLUSTER_IP_RANGE", Settings.service_cluster_ip_range), metavar="CIDR", help="Services' cluster IPs come from this range (default %(default)s)")
+    serve.add_argument("--service-node-port-range", type=_port_range, default=_env("SERVICE_NODE_PORT_RANGE", Settings.service_node_port_range), metavar="LOW-HIGH", help="Services' node ports come from this range (default %(default)s)")
     serve.add_argument("--no-gc", action="store_true", default=bool(_env("NO_GC", "")), help="do not run the garbage collector (ownerReferences are not followed)")
     _allocator_options(serve)
     _add_allocator_commands(commands)
@@ -156,6 +159,26 @@ def _resource(text: str) -> tuple[str, str]:
     if not name or quantity.parse_or_none(amount) is None:
         raise argparse.ArgumentTypeError(f"expected NAME=QUANTITY (e.g. cpu=64 or memory=512Gi), not {text!r}")
     return name, amount
+
+
+def _cidr(text: str) -> str:
+    from mockapi.registry.cluster import parse_service_ranges
+
+    try:
+        parse_service_ranges(text, "30000-32767")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _port_range(text: str) -> str:
+    from mockapi.registry.cluster import parse_service_ranges
+
+    try:
+        parse_service_ranges("10.96.0.0/12", text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _at_least(minimum: int):

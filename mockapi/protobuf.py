@@ -3,7 +3,8 @@
 ``kubectl create namespace|configmap|secret`` POSTs ``application/vnd.kubernetes.protobuf``
 with no JSON fallback: ``k8s\\0`` + ``runtime.Unknown{1: TypeMeta{1: apiVersion, 2: kind},
 2: raw}``, ``raw`` being the object in ``k8s.io/api/core/v1/generated.proto``. This decodes the
-wire format for those kinds (Namespace, ConfigMap, Secret) into the JSON-shaped dict the rest of
+wire format for those kinds (Namespace, ConfigMap, Secret, and by table Service, ServiceAccount,
+PriorityClass) into the JSON-shaped dict the rest of
 the server handles; proto3 zero values are dropped. The reply stays JSON, which kubectl accepts.
 """
 
@@ -81,6 +82,8 @@ def _object_meta(data: bytes) -> dict:
         elif number in (11, 12):
             key, item = _map_entry(value)
             meta.setdefault("labels" if number == 11 else "annotations", {})[key] = item
+        elif number == 13:  # kubectl create job --from=cronjob/NAME: the Job is owned by the CronJob
+            meta.setdefault("ownerReferences", []).append(_message("OwnerReference")(value))
         elif number == 14:
             meta.setdefault("finalizers", []).append(_text(value))
     return {k: v for k, v in meta.items() if v not in ("", None)}
@@ -126,10 +129,113 @@ def _secret(data: bytes) -> dict:
     return obj
 
 
+# Messages as tables, field number → (JSON name, how to read it), after k8s.io/api's generated.proto
+# (core/v1, scheduling/v1): "str", "int", "bool", "strs" (repeated string), "map" (map<string, string>),
+# "intstr", "meta" (ObjectMeta), "msg:<Name>" and "msgs:<Name>" (one or repeated message). A zero
+# value is dropped (Go's omitempty), but for "int!", a required number kept even when 0.
+_MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
+    "Service": {1: ("metadata", "meta"), 2: ("spec", "msg:ServiceSpec")},
+    "ServiceSpec": {
+        1: ("ports", "msgs:ServicePort"), 2: ("selector", "map"), 3: ("clusterIP", "str"), 4: ("type", "str"),
+        5: ("externalIPs", "strs"), 7: ("sessionAffinity", "str"), 8: ("loadBalancerIP", "str"),
+        9: ("loadBalancerSourceRanges", "strs"), 10: ("externalName", "str"), 11: ("externalTrafficPolicy", "str"),
+        12: ("healthCheckNodePort", "int"), 13: ("publishNotReadyAddresses", "bool"),
+        14: ("sessionAffinityConfig", "msg:SessionAffinityConfig"), 17: ("ipFamilyPolicy", "str"), 18: ("clusterIPs", "strs"),
+        19: ("ipFamilies", "strs"), 20: ("allocateLoadBalancerNodePorts", "bool"), 21: ("loadBalancerClass", "str"),
+        22: ("internalTrafficPolicy", "str"),
+    },
+    "ServicePort": {1: ("name", "str"), 2: ("protocol", "str"), 3: ("port", "int!"), 4: ("targetPort", "intstr"), 5: ("nodePort", "int"), 6: ("appProtocol", "str")},
+    "SessionAffinityConfig": {1: ("clientIP", "msg:ClientIPConfig")},
+    "ClientIPConfig": {1: ("timeoutSeconds", "int")},
+    "ServiceAccount": {1: ("metadata", "meta"), 2: ("secrets", "msgs:ObjectReference"), 3: ("imagePullSecrets", "msgs:LocalObjectReference"), 4: ("automountServiceAccountToken", "bool")},
+    "ObjectReference": {1: ("kind", "str"), 2: ("namespace", "str"), 3: ("name", "str"), 4: ("uid", "str"), 5: ("apiVersion", "str"), 6: ("resourceVersion", "str"), 7: ("fieldPath", "str")},
+    "LocalObjectReference": {1: ("name", "str")},
+    "OwnerReference": {5: ("apiVersion", "str"), 1: ("kind", "str"), 3: ("name", "str"), 4: ("uid", "str"), 6: ("controller", "bool"), 7: ("blockOwnerDeletion", "bool")},
+    "PriorityClass": {1: ("metadata", "meta"), 2: ("value", "int!"), 3: ("globalDefault", "bool"), 4: ("description", "str"), 5: ("preemptionPolicy", "str")},
+    # apps/v1 Deployment as `kubectl create deployment NAME --image=I [--port=P] [--replicas=N] [-- COMMAND ARGS]`
+    # sends it; a pod spec's other fields are not decoded (415 is not an option once the kind is known).
+    "Deployment": {1: ("metadata", "meta"), 2: ("spec", "msg:DeploymentSpec")},
+    "DeploymentSpec": {
+        1: ("replicas", "int!"), 2: ("selector", "msg:LabelSelector"), 3: ("template", "msg:PodTemplateSpec"), 4: ("strategy", "msg:DeploymentStrategy"),
+        5: ("minReadySeconds", "int"), 6: ("revisionHistoryLimit", "int"), 7: ("paused", "bool"), 9: ("progressDeadlineSeconds", "int"),
+    },
+    "DeploymentStrategy": {1: ("type", "str")},
+    "LabelSelector": {1: ("matchLabels", "map"), 2: ("matchExpressions", "msgs:LabelSelectorRequirement")},
+    "LabelSelectorRequirement": {1: ("key", "str"), 2: ("operator", "str"), 3: ("values", "strs")},
+    "PodTemplateSpec": {1: ("metadata", "meta"), 2: ("spec", "msg:PodSpec")},
+    "PodSpec": {2: ("containers", "msgs:Container"), 3: ("restartPolicy", "str"), 7: ("nodeSelector", "map"), 8: ("serviceAccountName", "str")},
+    "Container": {1: ("name", "str"), 2: ("image", "str"), 3: ("command", "strs"), 4: ("args", "strs"), 5: ("workingDir", "str"),
+                  6: ("ports", "msgs:ContainerPort"), 7: ("env", "msgs:EnvVar"), 14: ("imagePullPolicy", "str")},
+    "ContainerPort": {1: ("name", "str"), 2: ("hostPort", "int"), 3: ("containerPort", "int!"), 4: ("protocol", "str"), 5: ("hostIP", "str")},
+    "EnvVar": {1: ("name", "str"), 2: ("value", "str")},
+    # batch/v1 as `kubectl create job|cronjob` sends them (batch/v1 generated.proto)
+    "Job": {1: ("metadata", "meta"), 2: ("spec", "msg:JobSpec")},
+    "JobSpec": {
+        1: ("parallelism", "int"), 2: ("completions", "int"), 3: ("activeDeadlineSeconds", "int"), 4: ("selector", "msg:LabelSelector"),
+        5: ("manualSelector", "bool"), 6: ("template", "msg:PodTemplateSpec"), 7: ("backoffLimit", "int"), 8: ("ttlSecondsAfterFinished", "int"),
+        9: ("completionMode", "str"), 10: ("suspend", "bool"),
+    },
+    "CronJob": {1: ("metadata", "meta"), 2: ("spec", "msg:CronJobSpec")},
+    "CronJobSpec": {
+        1: ("schedule", "str"), 2: ("startingDeadlineSeconds", "int"), 3: ("concurrencyPolicy", "str"), 4: ("suspend", "bool"),
+        5: ("jobTemplate", "msg:JobTemplateSpec"), 6: ("successfulJobsHistoryLimit", "int"), 7: ("failedJobsHistoryLimit", "int"), 8: ("timeZone", "str"),
+    },
+    "JobTemplateSpec": {1: ("metadata", "meta"), 2: ("spec", "msg:JobSpec")},
+}
+
+
+def _message(name: str) -> Callable[[bytes], dict]:
+    table = _MESSAGES[name]
+
+    def decode(data: bytes) -> dict:
+        obj: dict = {}
+        for number, value in fields(data):
+            if number not in table:
+                continue
+            key, how = table[number]
+            if how == "meta":
+                obj[key] = _object_meta(value)
+            elif how == "strs":
+                obj.setdefault(key, []).append(_text(value))
+            elif how == "map":
+                entry_key, item = _map_entry(value)
+                obj.setdefault(key, {})[entry_key] = item
+            elif how.startswith("msgs:"):
+                obj.setdefault(key, []).append(_message(how[5:])(value))
+            else:
+                obj[key] = _scalar(how, value)
+        return {k: v for k, v in obj.items() if v not in ("", 0, False, None) or table_kind(table, k) == "int!"}
+
+    return decode
+
+
+def table_kind(table: dict[int, tuple[str, str]], key: str) -> str:
+    return next(how for name, how in table.values() if name == key)
+
+
+def _scalar(how: str, value):
+    if how == "str":
+        return _text(value)
+    if how in ("int", "int!"):
+        return value - (1 << 64) if isinstance(value, int) and value >= 1 << 63 else value
+    if how == "bool":
+        return bool(value)
+    if how == "intstr":  # IntOrString: type (0 int, 1 string), intVal, strVal
+        parts = dict(fields(value))
+        return _text(parts.get(3, b"")) if parts.get(1) == 1 else parts.get(2, 0)
+    return _message(how[4:])(value)
+
+
 DECODERS: dict[tuple[str, str], Callable[[bytes], dict]] = {
     ("v1", "Namespace"): _namespace,
     ("v1", "ConfigMap"): _config_map,
     ("v1", "Secret"): _secret,
+    ("v1", "Service"): _message("Service"),
+    ("v1", "ServiceAccount"): _message("ServiceAccount"),
+    ("scheduling.k8s.io/v1", "PriorityClass"): _message("PriorityClass"),
+    ("apps/v1", "Deployment"): _message("Deployment"),
+    ("batch/v1", "Job"): _message("Job"),
+    ("batch/v1", "CronJob"): _message("CronJob"),
 }
 
 

@@ -46,4 +46,7 @@ class Settings:
     kubelet_max_grace: float = 0.0  # a deleted pod ends after min(its grace period, this) seconds
     kubelet_capacity: dict[str, str] = field(default_factory=dict)  # overrides of a bare Node's default capacity
     garbage_collector: bool = False
+    # Where Services' cluster IPs and node ports come from (kube-apiserver's flags of the same names).
+    service_cluster_ip_range: str = "10.96.0.0/12"
+    service_node_port_range: str = "30000-32767"
 

@@ -36,6 +36,7 @@ from mockapi.settings import Settings
 
 API = "devmgmtproto.k8s.io/v1alpha1"
 PODS, NODES = Kind("v1", "Pod"), Kind("v1", "Node")
+PRIORITY_CLASSES = Kind("scheduling.k8s.io/v1", "PriorityClass")
 POOLS, CLASSES = Kind(API, "DevicePool"), Kind(API, "DeviceClass")
 CLAIMS, TEMPLATES = Kind(API, "DeviceClaim"), Kind(API, "DeviceClaimTemplate")
 NS = "default"
@@ -97,7 +98,9 @@ def pod(j: int, cpu: str, sources: tuple[str, ...], priority: int = 0) -> dict:
             entry["claim"] = CLAIM_SPECS[source]
         entries.append(entry)
     container = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}, "devices": [{"name": e["name"]} for e in entries]}
-    spec = {"containers": [container], "priority": priority, "terminationGracePeriodSeconds": 0, **({"deviceClaims": entries} if entries else {})}
+    spec = {"containers": [container], "terminationGracePeriodSeconds": 0, **({"deviceClaims": entries} if entries else {})}
+    if priority:  # the Priority admission plugin resolves it (a pod may not give it itself)
+        spec["priorityClassName"] = f"priority-{priority}"
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{j}", "namespace": NS}, "spec": spec}
 
 
@@ -194,6 +197,7 @@ class Cluster:
         await self.client.create(CLASSES, device_class("gpu-admin", admin=True))
         template = {"apiVersion": API, "kind": "DeviceClaimTemplate", "metadata": {"name": "one-gpu", "namespace": NS}, "spec": {"spec": ONE_GPU}}
         await self.client.create(TEMPLATES, template)
+        await self.client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "priority-100"}, "value": 100})
         self.tasks = [asyncio.create_task(watch(self.client, PODS, self.watched.pod)), asyncio.create_task(watch(self.client, CLAIMS, self.watched.claim))]
         await self.server.start_background()
 

@@ -136,6 +136,10 @@ def _legacy_resources(rt: ResourceType) -> list[dict]:
         main["categories"] = list(rt.categories)
     entries = [main]
     for sub in sorted(rt.subresources):
+        if sub == "scale":
+            if rt.builtin:
+                entries.append({"name": f"{rt.plural}/scale", "singularName": "", "namespaced": rt.namespaced, "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": SUBRESOURCE_VERBS})
+            continue
         entries.append({"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced, "kind": rt.kind, "verbs": SUBRESOURCE_VERBS})
     for sub, kind, verbs in _extra(rt):
         entries.append({"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced, "kind": kind, "verbs": verbs})
@@ -156,7 +160,9 @@ def _aggregated_resource(rt: ResourceType) -> dict:
         resource["shortNames"] = list(rt.short_names)
     if rt.categories:
         resource["categories"] = list(rt.categories)
-    subresources = [{"subresource": s, "responseKind": kind, "verbs": SUBRESOURCE_VERBS} for s in sorted(rt.subresources)]
+    subresources = [{"subresource": s, "responseKind": kind, "verbs": SUBRESOURCE_VERBS} for s in sorted(rt.subresources) if s != "scale"]
+    if "scale" in rt.subresources and rt.builtin:  # CRDs' scale is not served
+        subresources.append({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "verbs": SUBRESOURCE_VERBS})
     subresources += [{"subresource": s, "responseKind": {"group": "", "version": "", "kind": k}, "verbs": v} for s, k, v in _extra(rt)]
     if subresources:
         resource["subresources"] = sorted(subresources, key=lambda e: e["subresource"])

@@ -29,7 +29,7 @@ HANDLERS: dict[str, verbs.Handler] = {
     "delete": verbs.delete,
     "deletecollection": verbs.delete_collection,
 }
-SUBRESOURCE_VERBS = {"status": ("get", "update", "patch"), "finalize": ("update",), "binding": ("create",)}
+SUBRESOURCE_VERBS = {"status": ("get", "update", "patch"), "scale": ("get", "update", "patch"), "finalize": ("update",), "binding": ("create",)}
 # Subresources of core kinds that no CRD-style declaration names: namespaces/finalize, pods/binding.
 _CORE_SUBRESOURCES = {("namespaces", "finalize"), ("pods", "binding")}
 # The methods kube-apiserver routes on each URL shape; any other gets go-restful's 405.
@@ -87,7 +87,7 @@ class KubeAPI:
         if rt is None:
             raise _not_found()
         if info.subresource:
-            allowed = SUBRESOURCE_VERBS.get(info.subresource, ())
+            allowed = SUBRESOURCE_VERBS.get(info.subresource, ()) if info.subresource != "scale" or rt.builtin else ()  # CRDs' scale: not served
             if info.subresource not in rt.subresources and not (rt.builtin and not rt.group and (rt.plural, info.subresource) in _CORE_SUBRESOURCES):
                 raise _not_found()
             if info.verb not in allowed:

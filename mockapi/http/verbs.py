@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+import orjson
+
 from mockapi import errors
 from mockapi.gvk import ResourceType
 from mockapi import decoding, protobuf
@@ -82,6 +84,9 @@ async def _send_written(call: Call, written: rest.Written, opts: WriteOptions, *
 
 
 async def get(call: Call) -> None:
+    if call.info.subresource == "scale":
+        await responses.send_bytes(call.send, 200, orjson.dumps(call.registry.get_scale(call.rt, call.namespace, call.info.name)))
+        return
     stored = call.registry.get(call.rt, call.namespace, call.info.name)
     rendering = call.rendering
     if rendering == table.TABLE:
@@ -132,6 +137,9 @@ async def update(call: Call) -> None:
     body = await call.decoded_body(opts)
     if body is None:
         raise errors.bad_request("the request body is empty: expected an object")
+    if call.info.subresource == "scale":
+        await responses.send_bytes(call.send, 200, orjson.dumps(call.registry.update_scale(call.rt, call.namespace, call.info.name, body, opts)))
+        return
     written = call.registry.update(call.rt, call.namespace, call.info.name, body, opts, subresource=call.info.subresource)
     await _send_written(call, written, opts)
 
@@ -146,6 +154,10 @@ async def patch(call: Call) -> None:
     document = decoding.decode_yaml_or_json(raw) if patch_type == rest.APPLY_PATCH else decoding.decode_json(raw) if raw.strip() else None
     if document is None:
         raise errors.bad_request("the request body is empty: expected a patch")
+    if call.info.subresource == "scale":
+        scale = call.registry.patch_scale(call.rt, call.namespace, call.info.name, patch_type, document, opts)
+        await responses.send_bytes(call.send, 200, orjson.dumps(scale))
+        return
     written = call.registry.patch(call.rt, call.namespace, call.info.name, patch_type, document, opts, subresource=call.info.subresource)
     await _send_written(call, written, opts)
 
@@ -169,8 +181,6 @@ async def delete_collection(call: Call) -> None:
 
 
 def _uid(raw: bytes) -> str | None:
-    import orjson
-
     return orjson.loads(raw)["metadata"].get("uid")
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from mockapi.gvk import ResourceType
-from mockapi.registry import crds, devices, namespaces, pods
+from mockapi.registry import batch, crds, devices, namespaces, pods, scheduling, serviceaccounts, services, workloads
 from mockapi.registry.strategy import (
-    ConfigMapStrategy, CustomResourceStrategy, EventStrategy, NodeStrategy, SecretStrategy, Strategy,
+    ConfigMapStrategy, CustomResourceStrategy, EventStrategy, LeaseStrategy, NodeStrategy, SecretStrategy, Strategy,
 )
 
 _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
@@ -15,6 +15,16 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     ("", "Pod"): pods.PodStrategy,
     ("", "Node"): NodeStrategy,
     ("", "Event"): EventStrategy,
+    ("", "Service"): services.ServiceStrategy,
+    ("", "ServiceAccount"): serviceaccounts.ServiceAccountStrategy,
+    (scheduling.GROUP, "PriorityClass"): scheduling.PriorityClassStrategy,
+    ("coordination.k8s.io", "Lease"): LeaseStrategy,
+    (workloads.GROUP, "Deployment"): workloads.WorkloadStrategy,
+    (workloads.GROUP, "ReplicaSet"): workloads.WorkloadStrategy,
+    (workloads.GROUP, "StatefulSet"): workloads.WorkloadStrategy,
+    (workloads.GROUP, "DaemonSet"): workloads.WorkloadStrategy,
+    (batch.GROUP, "Job"): batch.JobStrategy,
+    (batch.GROUP, "CronJob"): batch.CronJobStrategy,
     (crds.GROUP, crds.KIND): crds.CustomResourceDefinitionStrategy,
 }
 

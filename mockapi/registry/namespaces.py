@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from mockapi import errors
 from mockapi.gvk import ResourceType
+from mockapi.registry import serviceaccounts
 from mockapi.registry.cluster import Cluster
 from mockapi.registry.strategy import Strategy, json_copy
 
@@ -39,6 +40,10 @@ class NamespaceStrategy(Strategy):
             new["spec"] = json_copy(old.get("spec", {}))
         new["metadata"].setdefault("labels", {})[NAME_LABEL] = new["metadata"]["name"]
         return new
+
+    def after_store(self, cluster: Cluster, obj: dict, old: dict | None) -> None:
+        if old is None:  # kube's service-account controller
+            serviceaccounts.ensure_default(cluster, obj["metadata"]["name"])
 
     def before_delete(self, cluster: Cluster, obj: dict) -> None:
         if obj["metadata"]["name"] in PROTECTED_NAMESPACES:

@@ -21,6 +21,8 @@ import re
 from typing import Any
 
 from mockapi import errors, names
+from mockapi.registry import scheduling
+from mockapi.registry.cluster import Cluster
 from mockapi.registry.strategy import Strategy, json_copy
 
 DEFAULT_GRACE_SECONDS = 30  # PodSpec.terminationGracePeriodSeconds' default
@@ -41,7 +43,12 @@ class PodStrategy(Strategy):
 
     def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
         _default_port_protocols(new)
+        if not subresource:
+            scheduling.keep_pod_priority(new, old)
         return super().prepare_for_update(new, old, subresource=subresource)
+
+    def admit(self, cluster: Cluster, obj: dict) -> None:
+        scheduling.admit_pod(cluster, obj)
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}

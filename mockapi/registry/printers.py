@@ -174,6 +174,109 @@ def _event_cells(obj: dict, now: datetime) -> list:
     ]
 
 
+def _service_cells(obj: dict, now: datetime) -> list:
+    """kube's printService: TYPE, CLUSTER-IP, EXTERNAL-IP, PORT(S), AGE, SELECTOR."""
+    spec = _get(obj, "spec", default={})
+    kind = spec.get("type", "")
+    external = ",".join(spec.get("externalIPs") or []) or "<none>"
+    if kind == "ExternalName":
+        external = spec.get("externalName", "")
+    elif kind == "LoadBalancer":
+        ingress = [i.get("ip") or i.get("hostname") for i in _get(obj, "status", "loadBalancer", "ingress", default=[]) if isinstance(i, dict)]
+        found = [*filter(None, ingress), *(spec.get("externalIPs") or [])]
+        external = ",".join(found) if found else "<pending>"
+    ports = []
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            node = f":{port['nodePort']}" if port.get("nodePort") else ""
+            ports.append(f"{port.get('port')}{node}/{port.get('protocol', 'TCP')}")
+    selector = spec.get("selector") or {}
+    return [
+        _name(obj), kind, spec.get("clusterIP") or "<none>", external, ",".join(ports) or "<none>", _created(obj, now),
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
+    ]
+
+
+def _containers(obj: dict) -> list:
+    """The wide CONTAINERS and IMAGES cells of a pod template's kinds."""
+    containers = [c for c in _get(obj, "spec", "template", "spec", "containers", default=[]) if isinstance(c, dict)]
+    return [",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers)]
+
+
+def _selector(selector: Any) -> str:
+    """metav1.LabelSelectorAsSelector(...).String()."""
+    if not isinstance(selector, dict):
+        return "<none>"
+    terms = [f"{k}={v}" for k, v in (selector.get("matchLabels") or {}).items()]
+    for r in selector.get("matchExpressions") or []:
+        if isinstance(r, dict):
+            key, op, values = r.get("key", ""), r.get("operator", ""), ",".join(sorted(r.get("values") or []))
+            terms.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}.get(op, key))
+    return ",".join(sorted(terms)) or "<none>"
+
+
+def _workload_cells(kind: str) -> Cells:
+    def cells(obj: dict, now: datetime) -> list:
+        spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+        wide = [*_containers(obj), _selector(spec.get("selector"))]
+        if kind == "Deployment":
+            head = [f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}", status.get("updatedReplicas", 0), status.get("availableReplicas", 0)]
+        elif kind == "ReplicaSet":
+            head = [spec.get("replicas", 0), status.get("replicas", 0), status.get("readyReplicas", 0)]
+        elif kind == "StatefulSet":
+            head, wide = [f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}"], wide[:2]
+        else:
+            node_selector = _get(spec, "template", "spec", "nodeSelector", default={})
+            head = [status.get("desiredNumberScheduled", 0), status.get("currentNumberScheduled", 0), status.get("numberReady", 0),
+                    status.get("updatedNumberScheduled", 0), status.get("numberAvailable", 0),
+                    ",".join(f"{k}={v}" for k, v in sorted(node_selector.items())) or "<none>"]  # fmt: skip
+        return [_name(obj), *head, _created(obj, now), *wide]
+
+    return cells
+
+
+def _job_cells(obj: dict, now: datetime) -> list:
+    """kube's printJob: STATUS from the conditions, COMPLETIONS, DURATION."""
+    spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+    true = {c.get("type") for c in status.get("conditions") or [] if isinstance(c, dict) and c.get("status") == "True"}
+    state = "Running"
+    for condition, name in (("Complete", "Complete"), ("Failed", "Failed"), ("", "Terminating"), ("Suspended", "Suspended"),
+                            ("FailureTarget", "FailureTarget"), ("SuccessCriteriaMet", "SuccessCriteriaMet")):  # fmt: skip
+        if (condition in true) if condition else obj["metadata"].get("deletionTimestamp"):
+            state = name
+            break
+    succeeded, parallelism = status.get("succeeded", 0), spec.get("parallelism")
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{spec['completions']}"
+    elif isinstance(parallelism, int) and parallelism > 1:
+        completions = f"{succeeded}/1 of {parallelism}"
+    else:
+        completions = f"{succeeded}/1"
+    duration = ""
+    if status.get("startTime"):
+        end = status.get("completionTime")
+        duration = age(status["startTime"], now) if not end else age(status["startTime"], _moment(end))
+    return [_name(obj), state, completions, duration, _created(obj, now), *_containers(obj), _selector(spec.get("selector"))]
+
+
+def _moment(timestamp: str) -> datetime:
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.now(timezone.utc)
+
+
+def _cronjob_cells(obj: dict, now: datetime) -> list:
+    spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+    job = _get(spec, "jobTemplate", default={})
+    last = status.get("lastScheduleTime")
+    return [
+        _name(obj), spec.get("schedule", ""), spec.get("timeZone") or "<none>", "True" if spec.get("suspend") else "False",
+        len(status.get("active") or []), age(last, now) if last else "<none>", _created(obj, now), *_containers(job),
+        _selector(_get(job, "spec", "selector")),
+    ]
+
+
 def _column(name: str, priority: int = 0, kind: str = "string", fmt: str = "") -> Column:
     return Column(name, kind, fmt, name, priority)
 
@@ -195,6 +298,42 @@ _CORE: dict[tuple[str, str], tuple[list[Column], Cells]] = {
     ("", "Event"): (
         [_column("Last Seen"), _column("Type"), _column("Reason"), _column("Object"), _column("Subobject", 1), _column("Source", 1), _column("Message"), _column("First Seen", 1), _column("Count", 1, "integer"), Column("Name", "string", "name", NAME_DESCRIPTION, 1)],
         _event_cells,
+    ),
+    ("", "Service"): (
+        [_NAME, _column("Type"), _column("Cluster-IP"), _column("External-IP"), _column("Port(s)"), _AGE, _column("Selector", 1)],
+        _service_cells,
+    ),
+    ("", "ServiceAccount"): ([_NAME, _column("Secrets", kind="integer"), _AGE], lambda o, now: [_name(o), len(o.get("secrets") or []), _created(o, now)]),
+    ("scheduling.k8s.io", "PriorityClass"): (
+        [_NAME, _column("Value", kind="integer"), _column("Global-Default", kind="boolean"), _AGE, _column("PreemptionPolicy")],
+        lambda o, now: [_name(o), o.get("value", 0), bool(o.get("globalDefault")), _created(o, now), o.get("preemptionPolicy", "")],
+    ),
+    ("apps", "Deployment"): (
+        [_NAME, _column("Ready"), _column("Up-to-date", kind="integer"), _column("Available", kind="integer"), _AGE, _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _workload_cells("Deployment"),
+    ),
+    ("apps", "ReplicaSet"): (
+        [_NAME, _column("Desired", kind="integer"), _column("Current", kind="integer"), _column("Ready", kind="integer"), _AGE, _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _workload_cells("ReplicaSet"),
+    ),
+    ("apps", "StatefulSet"): ([_NAME, _column("Ready"), _AGE, _column("Containers", 1), _column("Images", 1)], _workload_cells("StatefulSet")),
+    ("apps", "DaemonSet"): (
+        [_NAME, _column("Desired", kind="integer"), _column("Current", kind="integer"), _column("Ready", kind="integer"), _column("Up-to-date", kind="integer"),
+         _column("Available", kind="integer"), _column("Node Selector"), _AGE, _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _workload_cells("DaemonSet"),
+    ),
+    ("batch", "Job"): (
+        [_NAME, _column("Status"), _column("Completions"), _column("Duration"), _AGE, _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _job_cells,
+    ),
+    ("batch", "CronJob"): (
+        [_NAME, _column("Schedule"), _column("Timezone"), _column("Suspend"), _column("Active", kind="integer"), _column("Last Schedule"), _AGE,
+         _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _cronjob_cells,
+    ),
+    ("coordination.k8s.io", "Lease"): (
+        [_NAME, _column("Holder"), _AGE],
+        lambda o, now: [_name(o), _get(o, "spec", "holderIdentity", default=""), _created(o, now)],
     ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         [_NAME, _column("Created At", kind="date")],

@@ -1,6 +1,7 @@
 """Reset: back to a fresh cluster, for the control API (``POST /mockapi/v1/reset``) and test fixtures.
 
-Every object goes except the default namespaces and, unless asked otherwise, the
+Every object goes except the default namespaces, what a cluster makes for itself (the system
+PriorityClasses, each namespace's ``default`` ServiceAccount) and, unless asked otherwise, the
 CustomResourceDefinitions (and so the kinds they serve). Each deletion is a real one, with a
 DELETED event at a new resourceVersion, so watchers and controllers see the objects go and the
 resourceVersion keeps counting up, as it would on a cluster. Finalizers do not hold anything back:
@@ -12,10 +13,14 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from mockapi import errors
+from mockapi.registry import scheduling, serviceaccounts
 from mockapi.registry.crds import CRDS, GROUP as CRD_GROUP, KIND as CRD_KIND
 from mockapi.registry.namespaces import NAME_LABEL, NAMESPACES, PROTECTED_NAMESPACES
 from mockapi.registry.options import WriteOptions
 from mockapi.registry.rest import Registry
+
+SERVICE_ACCOUNTS = errors.GroupResource("", "serviceaccounts")
 
 
 def reset(registry: Registry, *, keep_crds: bool = True, keep_namespaces: bool = False, seed_crds: Callable[[], Iterable[dict]] = list) -> int:
@@ -42,13 +47,20 @@ def reset(registry: Registry, *, keep_crds: bool = True, keep_namespaces: bool =
 
 def _delete_all(registry: Registry, resource) -> int:
     rt = next((t for t in registry.types.all() if t.group_resource == resource), None)
-    victims = list(registry.store.iterate(resource))
+    victims = [s for s in registry.store.iterate(resource) if not system_object(resource, s.name)]
     for stored in victims:
         if rt is None:  # objects of a kind no longer served: nothing to run for them
             registry.store.delete(resource, stored.namespace, stored.name)
         else:
             registry.force_delete(rt, stored.namespace, stored.name)
     return len(victims)
+
+
+def system_object(resource, name: str) -> bool:
+    """Objects a fresh cluster has beside the namespaces: a reset keeps them."""
+    if resource == SERVICE_ACCOUNTS:
+        return name == serviceaccounts.DEFAULT
+    return resource == scheduling.PRIORITY_CLASSES and name in scheduling.SYSTEM_CLASSES
 
 
 def _namespace_type(registry: Registry):

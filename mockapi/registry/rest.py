@@ -21,8 +21,9 @@ from mockapi import clock as clocks
 from mockapi import decoding, errors, fieldmanager, patch
 from mockapi.gvk import ResourceType
 from mockapi.registry import conversion, crds, kinds, namespaces, pods
+from mockapi.registry import scale as scales
 from mockapi.registry import strategy as strategies
-from mockapi.registry.cluster import Cluster
+from mockapi.registry.cluster import Cluster, ServiceRanges
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
 from mockapi.registry.types import TypeRegistry
 from mockapi.schema import meta as meta_rules
@@ -58,7 +59,7 @@ class Page:
 
 
 class Registry:
-    def __init__(self, *, store: Store, types: TypeRegistry, clock: clocks.Clock | None = None, uids: clocks.UIDGenerator | None = None, rng: random.Random | None = None) -> None:
+    def __init__(self, *, store: Store, types: TypeRegistry, clock: clocks.Clock | None = None, uids: clocks.UIDGenerator | None = None, rng: random.Random | None = None, service_ranges: ServiceRanges | None = None) -> None:
         self.store = store
         self.types = types
         self.clock = clock or clocks.SystemClock()
@@ -72,7 +73,10 @@ class Registry:
         types.on_change(self._schemas_changed)
         # pods bound to a node are deleted gracefully, for a kubelet to end (the simulated kubelet runs)
         self.kubelet = False
-        self.cluster = Cluster(store=store, types=types, now=self.now, delete=self._delete_quietly, write=self._write, remove=self._remove)
+        self.cluster = Cluster(
+            store=store, types=types, now=self.now, delete=self._delete_quietly, write=self._write, remove=self._remove,
+            create=self._create_quietly, service_ranges=service_ranges or ServiceRanges(),
+        )
 
     # ----------------------------------------------------------------- helpers
     def _schemas_changed(self) -> None:
@@ -375,6 +379,33 @@ class Registry:
         obj = self._check_body(rt, patched, namespace, name=name)
         return self._update(rt, obj, current, opts, subresource=subresource, applied=patch_type == APPLY_PATCH)
 
+    # ------------------------------------------------------------------ scale
+    def get_scale(self, rt: ResourceType, namespace: str, name: str) -> dict:
+        return scales.scale_of(conversion.to_request(rt, self.get(rt, namespace, name).load()))
+
+    def update_scale(self, rt: ResourceType, namespace: str, name: str, body: Any, opts: WriteOptions) -> dict:
+        """PUT .../scale: the object's spec.replicas, through an update of the object."""
+        replicas = scales.replicas_of(body, name)
+        current = self.get(rt, namespace, name)
+        obj = conversion.to_request(rt, current.load())
+        wanted = (body.get("metadata") or {}).get("resourceVersion")
+        if wanted and wanted != obj["metadata"]["resourceVersion"]:
+            raise errors.conflict(rt.group_resource, name)
+        obj.setdefault("spec", {})["replicas"] = replicas
+        written = self._update(rt, obj, current, opts, subresource="")
+        return scales.scale_of(orjson.loads(written.raw))
+
+    def patch_scale(self, rt: ResourceType, namespace: str, name: str, patch_type: str, document: Any, opts: WriteOptions) -> dict:
+        """PATCH .../scale: the patch applies to the Scale, whose replicas then go to the object."""
+        scale = self.get_scale(rt, namespace, name)
+        if patch_type == JSON_PATCH:
+            scale = patch.json_patch(scale, document, in_place=True)
+        elif patch_type in (MERGE_PATCH, STRATEGIC_PATCH):
+            scale = patch.merge_patch(scale, document, in_place=True)
+        else:
+            raise errors.unsupported_media_type(patch_type, (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH))
+        return self.update_scale(rt, namespace, name, scale, opts)
+
     def _apply(self, rt: ResourceType, live: dict | None, document: Any, namespace: str, name: str, opts: WriteOptions, *, subresource: str = "") -> dict:
         """Server-side apply: merge by the schema, with field ownership and conflicts (409)."""
         config = self._check_body(rt, document, namespace, name=name)
@@ -479,6 +510,13 @@ class Registry:
         self.strategy(rt).after_delete(self.cluster, obj)
         if rt.namespaced:
             namespaces.content_deleted(self.cluster, obj["metadata"].get("namespace", ""))
+
+    def _create_quietly(self, rt: ResourceType, obj: dict) -> None:
+        try:
+            self.create(rt, obj["metadata"].get("namespace", ""), obj, WriteOptions(field_validation="Strict"))
+        except errors.StatusError as exc:
+            if exc.code != 409:
+                raise
 
     def _delete_quietly(self, rt: ResourceType, namespace: str, name: str) -> None:
         try:

@@ -278,6 +278,28 @@ class EventStrategy(Strategy):
         return []
 
 
+class LeaseStrategy(Strategy):
+    """coordination.k8s.io/v1 Lease: kube's ValidateLeaseSpec (the leader-election fields; the
+    alpha coordinated-election ``strategy`` is stored as given)."""
+
+    def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        problems = []
+        duration, transitions = spec.get("leaseDurationSeconds"), spec.get("leaseTransitions")
+        if isinstance(duration, int) and duration <= 0:
+            problems.append(errors.FieldError("invalid", "spec.leaseDurationSeconds", "must be greater than 0", value=duration))
+        if isinstance(transitions, int) and transitions < 0:
+            problems.append(errors.FieldError("invalid", "spec.leaseTransitions", "must be greater than or equal to 0", value=transitions))
+        if spec.get("preferredHolder") and not spec.get("strategy"):
+            problems.append(errors.FieldError("forbidden", "spec.preferredHolder", "may only be specified if `strategy` is defined"))
+        return problems
+
+
+def not_supported(path: str, value: Any, supported: tuple[str, ...]) -> errors.FieldError:
+    """field.NotSupported: the value and the values that are."""
+    return errors.FieldError("not_supported", path, "supported values: " + ", ".join(f'"{s}"' for s in supported), value=value)
+
+
 def get_path(obj: Any, path: str) -> Any:
     """The value at a dotted path (``spec.nodeName``), or None."""
     for part in path.split("."):

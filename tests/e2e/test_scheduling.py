@@ -242,11 +242,13 @@ def test_a_higher_priority_pod_preempts_the_holder_of_the_device_it_needs(cluste
     create(http, f"{API}/deviceclasses", gpu_class())
     create(http, f"{API}/devicepools", pool("n1-gpus", "n1", 1))
     low = pod("low", {"name": "gpu", "claim": ONE_GPU})
-    low["spec"]["priority"] = 1
+    for name, value in (("low", 1), ("high", 1000)):
+        create(http, "/apis/scheduling.k8s.io/v1/priorityclasses", {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value})
+    low["spec"]["priorityClassName"] = "low"
     create(http, "/api/v1/namespaces/default/pods", low)
     assert wait_for(lambda: pods(http)["low"]["spec"].get("nodeName") == "n1")
     high = pod("high", {"name": "gpu", "claim": ONE_GPU})
-    high["spec"]["priority"] = 1000
+    high["spec"]["priorityClassName"] = "high"
     create(http, "/api/v1/namespaces/default/pods", high)
     # the victim goes (with its claim, by the garbage collector), its device is free: the preemptor binds there
     assert wait_for(lambda: "low" not in pods(http), timeout=10)

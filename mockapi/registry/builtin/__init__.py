@@ -1,7 +1,7 @@
 """The kinds the server ships — core v1 and apiextensions.k8s.io/v1 — written as CRD manifests.
 
-Each ``*.yaml`` file beside this module is one ``apiextensions.k8s.io/v1``
-CustomResourceDefinition-shaped manifest. ``mockapi.gvk.from_crd(manifest, builtin=True)``
+Each ``*.yaml`` (written by hand) and ``*.json`` (generated) file beside this module is one
+``apiextensions.k8s.io/v1`` CustomResourceDefinition-shaped manifest. ``mockapi.gvk.from_crd(manifest, builtin=True)``
 turns it into the served :class:`~mockapi.gvk.ResourceType`. So a core kind and a CRD applied at
 run time follow the same path: validation, pruning and reporting of unknown fields, defaulting,
 strategic merge patch, OpenAPI (``kubectl explain``), printer columns and field selectors.
@@ -21,6 +21,9 @@ Conventions:
   ``x-kubernetes-list-type`` is left out: kube-apiserver validates built-in kinds with
   hand-written code, not their listType. Enforcing it here would reject objects that kube accepts,
   such as repeated Pod condition types.
+* The kinds named in ``scripts/gen-builtin-schemas`` are generated from Kubernetes' published API
+  definitions (docs/builtin-kinds.md), as JSON (parsed ten times faster than YAML at start-up); a
+  pod template's ``spec`` there is filled in from the Pod's schema below when the manifests load.
 * Parts of core/v1 that are not modelled are kept, not rejected. The Pod's ``spec``, each
   container, each volume and the Pod and Node ``status`` are
   ``x-kubernetes-preserve-unknown-fields: true``. Declared fields are still validated.
@@ -51,6 +54,7 @@ import orjson
 import yaml
 
 _DIRECTORY = Path(__file__).parent
+PLACEHOLDER = "x-mockapi-schema"  # {x-mockapi-schema: pod-spec}: a pod template's spec (scripts/gen-builtin-schemas)
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -62,7 +66,28 @@ def manifests() -> list[dict[str, Any]]:
 @cache
 def _serialized() -> bytes:
     """All manifests, parsed once and kept as JSON bytes (which also undoes YAML anchor sharing)."""
-    return orjson.dumps([_load(path) for path in sorted(_DIRECTORY.glob("*.yaml"))])
+    paths = sorted([*_DIRECTORY.glob("*.yaml"), *_DIRECTORY.glob("*.json")], key=lambda p: p.stem)
+    manifests = [orjson.loads(path.read_bytes()) if path.suffix == ".json" else _load(path) for path in paths]
+    pod = next(m for m in manifests if m["spec"]["group"] == "" and m["spec"]["names"]["kind"] == "Pod")
+    pod_spec = pod["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    for manifest in manifests:
+        _fill(manifest, pod_spec)
+    return orjson.dumps(manifests)
+
+
+def _fill(node: Any, pod_spec: dict[str, Any]) -> None:
+    """Put the Pod's spec schema where a generated manifest's pod template has its placeholder."""
+    if isinstance(node, list):
+        for item in node:
+            _fill(item, pod_spec)
+    elif isinstance(node, dict):
+        if node.get(PLACEHOLDER) == "pod-spec":
+            description = node.get("description")
+            node.clear()
+            node.update(pod_spec, **({"description": description} if description else {}))
+            return
+        for value in node.values():
+            _fill(value, pod_spec)
 
 
 def _load(path: Path) -> dict[str, Any]:
