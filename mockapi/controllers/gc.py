@@ -30,16 +30,16 @@ import asyncio
 import logging
 
 from mockapi import clock as clocks, errors
-from mockapi.client import DELETED, SYNCED, Client, Kind
+from mockapi.client import DELETED, Client, Kind
 from mockapi.controllers.keyqueue import KeyQueue
 from mockapi.controllers.ownergraph import FOREGROUND, ORPHAN, Graph, Vertex, WorkKey
+from mockapi.controllers import informer
 
 log = logging.getLogger("mockapi.gc")
 
 BACKGROUND_POLICY, FOREGROUND_POLICY, ORPHAN_POLICY = "Background", "Foreground", "Orphan"
 CRDS = Kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 CORE_KINDS = (Kind("v1", "Namespace"), Kind("v1", "Node"), Kind("v1", "Pod"), Kind("v1", "ConfigMap"), Kind("v1", "Secret"))
-RETRY_WATCH = 1.0
 CONFLICT_RETRIES = 5
 
 
@@ -99,20 +99,7 @@ class GarbageCollector:
         self._mark_synced(kind)
 
     async def _inform(self, kind: Kind) -> None:
-        while True:
-            try:
-                async for event in self.client.watch(kind):
-                    if event.type == SYNCED:
-                        self._mark_synced(kind)
-                    else:
-                        self._observe(kind, event.type, event.object)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - an informer never dies; it lists again
-                if isinstance(exc, errors.StatusError) and exc.code == 404:
-                    self._mark_synced(kind)  # not served (any more): nothing to wait for
-                log.warning("watching %s failed: %s; retrying", kind, exc)
-                await asyncio.sleep(RETRY_WATCH)
+        await informer.inform(self.client, kind, lambda event_type, obj: self._observe(kind, event_type, obj), self._mark_synced, log)
 
     def _mark_synced(self, kind: Kind) -> None:
         self._pending_sync.discard(kind)

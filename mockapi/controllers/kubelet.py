@@ -31,10 +31,11 @@ import zlib
 from dataclasses import dataclass, field
 
 from mockapi import clock as clocks, errors
-from mockapi.client import DELETED, SYNCED, Client, Kind
+from mockapi.client import DELETED, Client, Kind
 from mockapi.controllers import kubelet_status as status_
 from mockapi.controllers.keyqueue import KeyQueue
 from mockapi.controllers.kubelet_ips import Addresses
+from mockapi.controllers import informer
 
 log = logging.getLogger("mockapi.kubelet")
 
@@ -43,7 +44,6 @@ CLAIMS = Kind("devmgmtproto.k8s.io/v1alpha1", "DeviceClaim")
 OPT_OUT = "mockapi.k8s.io/kubelet"  # "false" on a Node: no simulated kubelet there
 DEFAULT_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "1Ti"}
 DEFAULT_GRACE = 30  # a pod's terminationGracePeriodSeconds when it has none
-RETRY_WATCH = 1.0
 PodKey = tuple[str, str]
 
 
@@ -106,20 +106,7 @@ class Kubelet:
         return self.synced.is_set() and not self.queue.busy()
 
     async def _inform(self, kind: Kind, handle) -> None:
-        while True:
-            try:
-                async for event in self.client.watch(kind):
-                    if event.type == SYNCED:
-                        self._mark_synced(kind)
-                    else:
-                        handle(event.type, event.object)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - an informer never dies; it lists again
-                if isinstance(exc, errors.StatusError) and exc.code == 404:
-                    self._mark_synced(kind)  # not served (no device kinds): nothing to wait for
-                log.warning("watching %s failed: %s; retrying", kind, exc)
-                await asyncio.sleep(RETRY_WATCH)
+        await informer.inform(self.client, kind, handle, self._mark_synced, log)
 
     def _mark_synced(self, kind: Kind) -> None:
         self._pending_sync.discard(kind)

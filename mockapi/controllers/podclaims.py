@@ -25,7 +25,8 @@ import logging
 import time
 
 from mockapi import clock as clocks, errors
-from mockapi.client import ADDED, DELETED, SYNCED, Client, Kind
+from mockapi.client import ADDED, DELETED, Client, Kind
+from mockapi.controllers import informer
 
 log = logging.getLogger("mockapi.podclaims")
 
@@ -37,7 +38,6 @@ POD_CLAIM_NAME = "devmgmtproto.k8s.io/pod-claim-name"
 ALLOCATION_FINALIZER = "devmgmtproto.k8s.io/allocation"  # the allocator's (kinds.FINALIZER)
 COMPONENT = "mockapi-podclaims"
 FAILED = "FailedDeviceClaimCreation"
-RETRY_WATCH = 1.0
 FINISHED = ("Succeeded", "Failed")
 
 
@@ -113,20 +113,7 @@ class PodClaims:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _inform(self, kind: Kind, handle) -> None:
-        while True:
-            try:
-                async for event in self.client.watch(kind):
-                    if event.type == SYNCED:
-                        self._mark_synced(kind)
-                    else:
-                        handle(event.type, event.object)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - an informer never dies; it lists again
-                if isinstance(exc, errors.StatusError) and exc.code == 404:
-                    self._mark_synced(kind)  # not served (yet): nothing to wait for
-                log.warning("watching %s failed: %s; retrying", kind, exc)
-                await asyncio.sleep(RETRY_WATCH)
+        await informer.inform(self.client, kind, handle, self._mark_synced, log)
 
     def _mark_synced(self, kind: Kind) -> None:
         self._pending_sync.discard(kind)

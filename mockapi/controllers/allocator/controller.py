@@ -33,9 +33,9 @@ from mockapi.controllers.allocator.cache import Cache, ClaimRecord
 from mockapi.controllers.allocator.cycle import Plan, Planner, run_cycle
 from mockapi.controllers.allocator.kinds import ClaimKey
 from mockapi.controllers.allocator.queue import WorkQueue
+from mockapi.controllers import informer
 
 log = logging.getLogger("mockapi.allocator")
-RETRY_WATCH = 1.0
 
 
 def priority(claim: dict) -> tuple:
@@ -112,22 +112,13 @@ class Allocator:
             await asyncio.gather(*self._tasks, *self._watches.values(), return_exceptions=True)
 
     async def _inform(self, kind: Kind, handle) -> None:
-        while True:
-            try:
-                async for event in self.client.watch(kind):
-                    if event.type == SYNCED:
-                        self._mark_synced(kind)
-                    elif self.held is not None:
-                        self.held.append((handle, event.type, event.object))
-                    else:
-                        handle(event.type, event.object)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - an informer never dies; it lists again
-                if isinstance(exc, errors.StatusError) and exc.code == 404:
-                    self._mark_synced(kind)  # the kind is not served (yet): nothing to wait for
-                log.warning("watching %s failed: %s; retrying", kind, exc)
-                await asyncio.sleep(RETRY_WATCH)
+        def take(event_type: str, obj: dict) -> None:
+            if self.held is not None:  # a cycle holds the cache still: applied when it is done
+                self.held.append((handle, event_type, obj))
+            else:
+                handle(event_type, obj)
+
+        await informer.inform(self.client, kind, take, self._mark_synced, log)
 
     def _mark_synced(self, kind: Kind) -> None:
         self._pending_sync.discard(kind)

@@ -30,7 +30,8 @@ import logging
 import time
 
 from mockapi import clock as clocks, errors
-from mockapi.client import ADDED, DELETED, SYNCED, Client, Kind
+from mockapi.client import ADDED, DELETED, Client, Kind
+from mockapi.controllers import informer
 from mockapi.controllers.scheduler import attempts as attempts_, config as config_, events, extenders as extenders_, outcome, pods as pods_
 from mockapi.controllers.scheduler.framework import CycleState, FitError, Framework
 from mockapi.controllers.scheduler.nodeinfo import Snapshot, is_terminal
@@ -38,7 +39,6 @@ from mockapi.controllers.scheduler.queue import Closed, QueuedPod, SchedulingQue
 from mockapi.controllers.scheduler.status import Code, Status
 
 log = logging.getLogger("mockapi.scheduler")
-RETRY_WATCH = 1.0
 
 
 class Scheduler:
@@ -108,20 +108,12 @@ class Scheduler:
             await self.stop()
 
     async def _inform(self, kind: Kind, handle) -> None:
-        while True:
-            try:
-                async for event in self.client.watch(kind):
-                    if event.type == SYNCED:
-                        self._pending_sync.discard(kind)
-                        if not self._pending_sync:
-                            self.synced.set()
-                    else:
-                        handle(event.type, event.object)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - an informer never dies; it lists again
-                log.warning("watching %s failed: %s; retrying", kind, exc)
-                await asyncio.sleep(RETRY_WATCH)
+        await informer.inform(self.client, kind, handle, self._mark_synced, log)
+
+    def _mark_synced(self, kind: Kind) -> None:
+        self._pending_sync.discard(kind)
+        if not self._pending_sync:
+            self.synced.set()
 
     # ---------------------------------------------------------------- informers
     def _on_node(self, event_type: str, node: dict) -> None:
