@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import httpx
 import pytest
 from kubernetes import client, config
@@ -24,6 +27,22 @@ def custom(api):
 @pytest.fixture
 def core(api):
     return client.CoreV1Api(api)
+
+
+@pytest.fixture
+def kubectl(live, tmp_path):
+    """``kubectl`` against the test's server: ``kubectl("get", "pods", check=True, stdin=None)``."""
+    binary = shutil.which("kubectl")
+    assert binary, "kubectl must be on PATH: the end-to-end suite drives the real client"
+
+    def run(*args, check=True, stdin=None):
+        result = subprocess.run([binary, "--kubeconfig", str(live.kubeconfig), "--cache-dir", str(tmp_path / "cache"), *args],
+                                capture_output=True, text=True, timeout=60, input=stdin)  # fmt: skip
+        if check:
+            assert result.returncode == 0, result.stdout + result.stderr
+        return result
+
+    return run
 
 
 @pytest.fixture

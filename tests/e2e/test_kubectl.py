@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,25 +10,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 MISTAKES = ROOT / "tests" / "manifests" / "classes-with-mistakes.yaml"  # as the prototype's classes make them
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def kubectl(live, tmp_path):
-    binary = shutil.which("kubectl")
-    assert binary, "kubectl must be on PATH: the end-to-end suite drives the real client"
-
-    def run(*args, check=True):
-        result = subprocess.run(
-            [binary, "--kubeconfig", str(live.kubeconfig), "--cache-dir", str(tmp_path / "cache"), *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if check:
-            assert result.returncode == 0, result.stdout + result.stderr
-        return result
-
-    return run
 
 
 def test_apply_testdata_creates_everything_and_a_second_apply_changes_nothing(kubectl):

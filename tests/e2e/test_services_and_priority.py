@@ -4,29 +4,12 @@ a real kube-apiserver 1.32 gives."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def kubectl(live, tmp_path):
-    binary = shutil.which("kubectl")
-    assert binary, "kubectl must be on PATH"
-
-    def run(*args, check=True, stdin=None):
-        result = subprocess.run([binary, "--kubeconfig", str(live.kubeconfig), "--cache-dir", str(tmp_path / "cache"), *args],
-                                capture_output=True, text=True, timeout=60, input=stdin)  # fmt: skip
-        if check:
-            assert result.returncode == 0, result.stdout + result.stderr
-        return result
-
-    return run
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ stays kube's zero status."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 
 import pytest
 from kubernetes import client
@@ -54,21 +52,6 @@ spec:
     metadata: {labels: {app: rs}}
     spec: {containers: [{name: a, image: busybox}]}
 """
-
-
-@pytest.fixture
-def kubectl(live, tmp_path):
-    binary = shutil.which("kubectl")
-    assert binary, "kubectl must be on PATH"
-
-    def run(*args, check=True, stdin=None):
-        result = subprocess.run([binary, "--kubeconfig", str(live.kubeconfig), "--cache-dir", str(tmp_path / "cache"), *args],
-                                capture_output=True, text=True, timeout=60, input=stdin)  # fmt: skip
-        if check:
-            assert result.returncode == 0, result.stdout + result.stderr
-        return result
-
-    return run
 
 
 @pytest.fixture
