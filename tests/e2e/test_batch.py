@@ -4,7 +4,6 @@ defaults, generated selector and refusals. No controller runs them."""
 
 from __future__ import annotations
 
-
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException

@@ -4,7 +4,6 @@ a real kube-apiserver 1.32 gives."""
 
 from __future__ import annotations
 
-
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException

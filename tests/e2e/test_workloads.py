@@ -5,7 +5,6 @@ stays kube's zero status."""
 
 from __future__ import annotations
 
-
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
