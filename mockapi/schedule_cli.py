@@ -137,6 +137,9 @@ def _offline(sources: list[Path], pod: dict, options: dict) -> dict:
     import asyncio
 
     from mockapi import app, loader
+    from datetime import datetime, timezone
+
+    from mockapi import clock as clocks
     from mockapi.client import LocalClient
     from mockapi.controllers import dryrun
     from mockapi.settings import Settings
@@ -145,7 +148,10 @@ def _offline(sources: list[Path], pod: dict, options: dict) -> dict:
         if not path.exists():
             raise Failure(f"{path}: no such file or directory", code=2)
     try:
-        server = app.build(Settings(load=list(sources)))
+        # one instant for every manifest: they have no creation times of their own, and a load that
+        # crossed a second would reorder the claims the allocator takes first from run to run
+        frozen = clocks.FakeClock(datetime.now(timezone.utc).replace(microsecond=0))
+        server = app.build(Settings(load=list(sources)), clock=frozen)
     except loader.LoadError as exc:
         raise Failure(str(exc)) from None
     _validate(server.registry, pod)
