@@ -161,7 +161,14 @@ def _filter_pool(option: Option, pool: Pool, claim_match: tuple[str, ...], budge
     resources = [name for name, _, _ in option.detail.resources]
     programs = _programs(option)
     for device in pool.devices:
-        budget.check_time()
+        try:
+            budget.check_time()
+        except Exhausted:
+            if not programs:
+                raise
+            # the budget went on evaluating the constraints: say which, and how far they got
+            label, program = next(((lb, pg) for lb, pg in programs if not pg.inline), programs[0])
+            raise _unfinished(label, program, device, budget) from None
         why = _static_reason(device, needed, resources)
         if why is None and programs:
             why = _constraints_reason(device, programs, budget)
@@ -227,8 +234,12 @@ def _evaluate_isolated(label: str, program: cel.Program, device: Device, budget:
     try:
         return ISOLATED.evaluate(program.expression, values, deadline=budget.deadline, bounded=bounded)
     except isolated.Timeout:
-        seconds = budget.limits.seconds
-        raise Exhausted(f"{where} did not finish on device {device.pool.name}/{device.name} within the allocation budget ({seconds:g}s); simplify the expression") from None
+        raise _unfinished(label, program, device, budget) from None
+
+
+def _unfinished(label: str, program: cel.Program, device: Device, budget: Budget) -> Exhausted:
+    where = f"{label} {program.expression!r}"
+    return Exhausted(f"{where} did not finish on device {device.pool.name}/{device.name} within the allocation budget ({budget.limits.seconds:g}s); simplify the expression")
 
 
 def _fits_estimate(device: Device) -> bool:
