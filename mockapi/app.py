@@ -19,7 +19,7 @@ from typing import Awaitable, Callable
 import orjson
 
 from mockapi import clock as clocks
-from mockapi import errors, gvk, loader, logs
+from mockapi import errors, faults, gvk, loader, logs
 from mockapi import metrics as metrics_
 from mockapi.controllers.gate import AllocationGate
 from mockapi.http import cold, control, openapi, responses
@@ -130,6 +130,7 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
         discovery,
         max_body=settings.max_body,
         watch_settings={"bookmark_interval": settings.bookmark_interval, "min_request_timeout": settings.min_request_timeout},
+        fault_set=faults.FaultSet(),
     )
     server = Server(settings=settings, store=store, types=types, registry=registry, app=None)
     fallback = cold.Deferred(functools.partial(_cold_endpoints, types))
@@ -234,6 +235,7 @@ def _observe(server: Server, kube: KubeAPI, fallback) -> None:
             observer(info, code, seconds, headers)
 
     kube.observer = observe
+    kube.faults.listeners.append(server.metrics.fault_injected)
 
     def load(raw: bytes, source: str) -> loader.Loaded:
         try:
@@ -241,7 +243,10 @@ def _observe(server: Server, kube: KubeAPI, fallback) -> None:
         except loader.LoadError as exc:
             raise errors.bad_request(str(exc)) from None
 
-    plane = control.ControlPlane(registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate)
+    plane = control.ControlPlane(
+        registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate,
+        faults=kube.faults, close_watches=server.store.close_all_watchers, compact=server.store.compact,
+    )  # fmt: skip
     fallback.mount(lambda app: control.mount(app, plane))
     fallback.add_route("/metrics", server.metrics.endpoint(), methods=["GET"])
 

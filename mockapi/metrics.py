@@ -13,6 +13,8 @@
 - ``mockapi_scheduler_extender_calls_total{extender,verb,outcome}`` and
   ``mockapi_scheduler_extender_duration_seconds{extender,verb}``: each HTTP call the scheduler made
   to an extender (verb filter, prioritize or bind; outcome success, error or timeout).
+- ``mockapi_faults_injected_total{rule,action}``: each time a fault rule acted on a request (action
+  error, latency or dropConnection; docs/fault-injection.md), reported by :class:`mockapi.faults.FaultSet`.
 - ``process_*`` and ``python_*``: the standard process collectors (``process_resident_memory_bytes``
   is the server's RSS).
 
@@ -86,6 +88,7 @@ class Metrics:
         self.allocation_latency = Histogram(
             "mockapi_allocator_duration_seconds", "Time one allocation attempt took, in seconds.", buckets=ALLOCATION_BUCKETS, registry=self.registry
         )
+        self.faults = Counter("mockapi_faults_injected", "Fault rules that acted on a request, by rule and action.", ("rule", "action"), registry=self.registry)
         self.registry.register(_StateCollector(store, gate))
         ProcessCollector(registry=self.registry)
         PlatformCollector(registry=self.registry)
@@ -119,6 +122,10 @@ class Metrics:
             )  # fmt: skip
         self.extender_calls.labels(extender, verb, outcome).inc()
         self.extender_latency.labels(extender, verb).observe(seconds)
+
+    def fault_injected(self, rule: str, action: str) -> None:
+        """The FaultSet listener: count one fault injected."""
+        self.faults.labels(rule, action).inc()
 
     def allocation_finished(self, key, reason: str, seconds: float) -> None:
         """The AllocationGate listener: count one finished allocation attempt."""

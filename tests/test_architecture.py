@@ -21,6 +21,7 @@ BASE_GRAPH = {
     "patch": set(),
     "protobuf": set(),
     "wire": set(),
+    "faults": set(),  # users' fault rules: the control API (http) holds them, the dispatcher consults them
     "cel": {"protobuf", "quantity"},
     "schema": {"names", "cel", "quantity"},
     # go_quote (Go's strconv.Quote) lives in schema's Go rendering module; selectors may use that one,

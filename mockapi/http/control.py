@@ -13,6 +13,13 @@
     GET    /mockapi/v1/allocation        the allocation mode and the claims it holds
     PUT    /mockapi/v1/allocation        {"mode": "immediate|delay|manual", "delaySeconds", "jitterSeconds"}
     POST   /mockapi/v1/allocation/step   {"namespace", "name"} | {"all": true} | {} (the oldest)
+    GET    /mockapi/v1/faults            the fault rules (docs/fault-injection.md)
+    POST   /mockapi/v1/faults            add one: {"id"?, "match": {...}, "action": {...}, "count"?}
+    DELETE /mockapi/v1/faults            remove them all
+    GET    /mockapi/v1/faults/{id}       one rule, with its hits
+    DELETE /mockapi/v1/faults/{id}       remove it
+    POST   /mockapi/v1/faults/close-watches   end every open watch now
+    POST   /mockapi/v1/faults/compact    forget the watch history: older resourceVersions get 410
 
 Errors are ``metav1.Status`` like everywhere else.
 """
@@ -21,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import orjson
@@ -30,6 +37,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from mockapi import decoding, errors
+from mockapi.faults import FaultSet
 from mockapi.http import responses
 from mockapi.registry import reset as resets
 from mockapi.registry.options import ListOptions
@@ -39,7 +47,10 @@ from mockapi.wire import strict_query_bool
 PREFIX = "/mockapi/v1"
 JSON = "application/json"
 YAML = "application/yaml"
-ENDPOINTS = [f"{PREFIX}/{name}" for name in ("reset", "load", "snapshot", "requests", "kubeconfig", "allocation", "allocation/step")]
+ENDPOINTS = [
+    f"{PREFIX}/{name}"
+    for name in ("reset", "load", "snapshot", "requests", "kubeconfig", "allocation", "allocation/step", "faults", "faults/close-watches", "faults/compact")
+]
 _FILTERS = ("verb", "group", "resource", "subresource", "namespace", "name")
 _SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink", "ownerReferences")
 _NOT_SNAPSHOTTED = {("", "events"), ("events.k8s.io", "events")}
@@ -116,8 +127,12 @@ class ControlPlane:
     load: Callable[[bytes, str], Any]  # (YAML, source name) → applied (mockapi.loader.load_text)
     seed_crds: Callable[[], list[dict]]  # our CRDs as generated, restored by reset(keepCRDs=false)
     gate: Any = None  # mockapi.controllers.gate.AllocationGate (duck-typed: http sits below controllers)
+    faults: FaultSet = field(default_factory=FaultSet)
+    close_watches: Callable[[], int] = lambda: 0  # the store's: end every open watch, how many
+    compact: Callable[[], int] = lambda: 0  # the store's: forget the history, the oldest RV left
 
     def reset(self, *, keep_crds: bool = True, keep_namespaces: bool = False) -> dict:
+        self.faults.clear()  # first: the reset's own writes must not meet a rule
         deleted = resets.reset(self.registry, keep_crds=keep_crds, keep_namespaces=keep_namespaces, seed_crds=self.seed_crds)
         self.requests.clear()
         if self.gate is not None:
@@ -263,6 +278,41 @@ def mount(app, control: ControlPlane) -> None:
         gate = _gate(control)
         stepped = gate.step(_claim_key(gate, body), all=bool(body.get("all")))
         return json({"stepped": [key.to_dict() for key in stepped], **gate.describe()})
+
+    _mount_faults(app, control, json)
+
+
+def _mount_faults(app, control: ControlPlane, json) -> None:
+    faults = control.faults
+
+    @app.get(f"{PREFIX}/faults")
+    async def list_faults() -> Response:
+        return json({"kind": "FaultList", "items": [rule.to_dict() for rule in faults.rules.values()]})
+
+    @app.post(f"{PREFIX}/faults")
+    async def add_fault(request: Request) -> Response:
+        return json(faults.add(await _json_body(request)).to_dict(), 201)
+
+    @app.delete(f"{PREFIX}/faults")
+    async def clear_faults() -> Response:
+        return json({"deleted": faults.clear()})
+
+    # Before /faults/{id}: these two are actions, not rules.
+    @app.post(f"{PREFIX}/faults/close-watches")
+    async def close_watches() -> Response:
+        return json({"closed": control.close_watches()})
+
+    @app.post(f"{PREFIX}/faults/compact")
+    async def compact() -> Response:
+        return json({"oldestResourceVersion": str(control.compact())})
+
+    @app.get(f"{PREFIX}/faults/{{rule_id}}")
+    async def get_fault(rule_id: str) -> Response:
+        return json(faults.get(rule_id).to_dict())
+
+    @app.delete(f"{PREFIX}/faults/{{rule_id}}")
+    async def remove_fault(rule_id: str) -> Response:
+        return json(faults.remove(rule_id).to_dict())
 
 
 async def _json_body(request) -> dict:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 import time
 
-from mockapi import errors
+from mockapi import errors, faults
 from mockapi.http import discovery as discovery_
-from mockapi.http import requestinfo, responses, table, verbs
+from mockapi.http import injection, requestinfo, responses, table, verbs
 from mockapi.http import watch as watch_
 from mockapi.http.verbs import Call
 from mockapi.registry.rest import Registry
@@ -43,7 +43,7 @@ def _not_found() -> errors.StatusError:
 
 
 class KubeAPI:
-    def __init__(self, registry: Registry, discovery: discovery_.Discovery, *, max_body: int, watch_settings: dict | None = None, observer=None) -> None:
+    def __init__(self, registry: Registry, discovery: discovery_.Discovery, *, max_body: int, watch_settings: dict | None = None, observer=None, fault_set: faults.FaultSet | None = None) -> None:
         self.registry = registry
         self.discovery = discovery
         self.max_body = max_body
@@ -51,6 +51,8 @@ class KubeAPI:
         # Called after each request with (RequestInfo, status code, seconds taken, headers), if set:
         # the hook for metrics and the recent-requests ring.
         self.observer = observer
+        # Users' fault rules (mockapi.faults), consulted before the handler while one is live.
+        self.faults = fault_set if fault_set is not None else faults.FaultSet()
 
     async def __call__(self, scope, receive, send) -> None:
         started = time.perf_counter()
@@ -106,6 +108,8 @@ class KubeAPI:
         if deprecated:
             send = responses.with_headers(send, [responses.warning_header(deprecated)])
         call = Call(info, rt, self.registry, headers, receive, send, self.max_body, self.watch_settings)
+        if self.faults.active and await injection.intercept(self.faults, call):
+            return
         await handler(call)
 
     async def _discovery(self, info, headers, send) -> None:

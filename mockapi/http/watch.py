@@ -91,8 +91,10 @@ async def _stream(call: Call, watcher, content_type: bytes, *, timeout: float, b
                 await call.send({"type": "http.response.body", "body": chunk, "more_body": True})
             if due["end"]:
                 break
-        if not watcher.closed:
-            await call.send({"type": "http.response.body", "body": b"", "more_body": False})
+        # The end of the stream, also when the server closed the watch (its kind went away, a
+        # close-watches fault): clients then watch again. Once the client has gone, uvicorn's send
+        # does nothing.
+        await call.send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         for timer in timers.values():
             timer.cancel()

@@ -317,6 +317,21 @@ class Store:
             watcher.wakeup.set()
         self._watchers.pop(resource, None)
 
+    def close_all_watchers(self) -> int:
+        """Close every watch now (a fault for users' tests); their streams end cleanly. Returns how many."""
+        count = self.watcher_count()
+        for resource in list(self._watchers):
+            self.close_watchers(resource)
+        return count
+
+    def compact(self) -> int:
+        """Forget the history, as etcd's compaction does (a fault for users' tests): a watch resume or
+        a list at an older resourceVersion gets 410 Expired from now on. Returns the oldest
+        resourceVersion still served (the current one)."""
+        self._history.clear()
+        self._window_start = self._rv
+        return self._rv
+
 
 def _gr(resource) -> errors.GroupResource:
     return resource if isinstance(resource, errors.GroupResource) else errors.GroupResource("", str(resource))

@@ -125,6 +125,13 @@ class MockAPI:
         stepped = self._json("POST", "/mockapi/v1/allocation/step", json.dumps(body).encode())["stepped"]
         return [f"{k['namespace']}/{k['name']}" if k["resource"] == "deviceclaims" else f"{k['resource']}/{k['namespace']}/{k['name']}" for k in stepped]
 
+    # ------------------------------------------------------------ faults
+    @property
+    def faults(self) -> "Faults":
+        """Fault injection: ``mockapi.faults.inject(verb="update", resource="pods", error=409, count=2)``
+        (docs/fault-injection.md)."""
+        return Faults(self)
+
     # ------------------------------------------------------------ HTTP
     def _json(self, method: str, path: str, body: bytes | None = None) -> Any:
         return json.loads(self._request(method, path, body))
@@ -148,6 +155,110 @@ class MockAPI:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
+
+
+class Faults:
+    """The fault rules of a mockapi (``POST/GET/DELETE /mockapi/v1/faults``) and its one-shot faults."""
+
+    def __init__(self, api: MockAPI) -> None:
+        self._api = api
+
+    def inject(
+        self,
+        *,
+        verb: str | list[str] | None = None,
+        resource: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        user_agent: str | None = None,
+        error: int | None = None,
+        reason: str | None = None,
+        message: str | None = None,
+        retry_after: int | None = None,
+        latency: float | None = None,
+        drop_connection: bool = False,
+        count: int | None = None,
+        id: str | None = None,
+    ) -> "Fault":
+        """Add a rule: requests matching every given field (``resource`` is ``plural[.group][/subresource]``,
+        ``user_agent`` a substring) get ``error`` (409, 429, 500, 503 or 504; ``reason``, ``message``,
+        ``retry_after`` override kube's), wait ``latency`` seconds first, or have their connection
+        dropped mid-response — the next ``count`` of them, or all until the rule is removed.
+        Returns a :class:`Fault` (a context manager that removes it)."""
+        match = {"verb": verb, "resource": resource, "namespace": namespace, "name": name, "userAgent": user_agent}
+        action: dict[str, Any] = {}
+        if error is not None:
+            action["error"] = {"code": error, "reason": reason, "message": message, "retryAfterSeconds": retry_after}
+        if latency is not None:
+            action["latencySeconds"] = latency
+        if drop_connection:
+            action["dropConnection"] = True
+        rule = {"id": id, "match": _present(match), "action": {k: _present(v) if isinstance(v, dict) else v for k, v in action.items()}, "count": count}
+        return Fault(self._api, self._api._json("POST", "/mockapi/v1/faults", json.dumps(_present(rule)).encode()))
+
+    def add(self, rule: dict) -> "Fault":
+        """Add a rule in its JSON form (``{"match": {...}, "action": {...}, "count": n}``)."""
+        return Fault(self._api, self._api._json("POST", "/mockapi/v1/faults", json.dumps(rule).encode()))
+
+    def list(self) -> list[dict]:
+        return self._api._json("GET", "/mockapi/v1/faults")["items"]
+
+    def clear(self) -> int:
+        """Remove every rule; returns how many there were."""
+        return self._api._json("DELETE", "/mockapi/v1/faults")["deleted"]
+
+    def close_watches(self) -> int:
+        """End every open watch now, cleanly (clients watch again); returns how many were open."""
+        return self._api._json("POST", "/mockapi/v1/faults/close-watches")["closed"]
+
+    def compact(self) -> str:
+        """Forget the watch history: resumes and lists at older resourceVersions get 410 Expired.
+        Returns the oldest resourceVersion still served (the current one)."""
+        return self._api._json("POST", "/mockapi/v1/faults/compact")["oldestResourceVersion"]
+
+
+class Fault:
+    """One rule on the server: ``hits``, ``remaining`` (read fresh), ``remove()``; ``with`` removes it."""
+
+    def __init__(self, api: MockAPI, rule: dict) -> None:
+        self._api = api
+        self.id: str = rule["id"]
+        self.rule = rule
+
+    def refresh(self) -> dict:
+        self.rule = self._api._json("GET", f"/mockapi/v1/faults/{self.id}")
+        return self.rule
+
+    @property
+    def hits(self) -> int:
+        """How many requests the rule has acted on so far."""
+        return self.refresh()["hits"]
+
+    @property
+    def remaining(self) -> int | None:
+        """How many more requests it will act on (None: until removed)."""
+        return self.refresh()["remaining"]
+
+    def remove(self) -> None:
+        """Remove the rule (no error if it is gone already, e.g. after a reset)."""
+        try:
+            self.rule = self._api._json("DELETE", f"/mockapi/v1/faults/{self.id}")
+        except errors.StatusError as exc:
+            if exc.code != 404:
+                raise
+
+    def __enter__(self) -> "Fault":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+    def __repr__(self) -> str:
+        return f"Fault({self.id!r}, {self.rule['match']!r}, {self.rule['action']!r})"
+
+
+def _present(values: dict) -> dict:
+    return {key: value for key, value in values.items() if value is not None}
 
 
 class MockAPIServer(MockAPI):
