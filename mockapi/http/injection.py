@@ -1,6 +1,7 @@
 """Apply a matched fault rule (:mod:`mockapi.faults`) to one request, before its handler runs.
 
-Latency is an ``asyncio.sleep`` (a watch starts late); an error answers the request itself (a
+Latency is an ``asyncio.sleep`` (a watch starts late; a write's body is read first, so the write
+lands even if the client gave up meanwhile); an error answers the request itself (a
 watch gets the error as its HTTP response, not as a 200 with an ERROR event); a dropped connection
 lets the handler run with a ``send`` that passes the response headers and half of the first piece
 of body, then aborts: the client sees a response cut short (``IncompleteRead``, ``Connection
@@ -23,6 +24,7 @@ from mockapi.http.verbs import Call
 
 _DROPPED = contextvars.ContextVar("mockapi_fault_dropped", default=False)
 _ABANDONED = "ASGI callable returned without completing response."
+_WITH_BODY = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class Dropped(ConnectionAbortedError):
@@ -36,6 +38,8 @@ async def intercept(fault_set: faults.FaultSet, call: Call) -> bool:
         return False
     if rule.latency:
         fault_set.injected(rule, "latency")
+        if call.info.method in _WITH_BODY and rule.error is None:
+            await _buffer_body(call)
         await asyncio.sleep(rule.latency)
     if rule.error is not None:
         fault_set.injected(rule, "error")
@@ -45,6 +49,19 @@ async def intercept(fault_set: faults.FaultSet, call: Call) -> bool:
         fault_set.injected(rule, "dropConnection")
         call.send = _dropping(call.send)
     return False
+
+
+async def _buffer_body(call: Call) -> None:
+    """Read the body before the delay, as kube-apiserver has it before a slow storage call: a
+    client that gives up meanwhile does not stop the write (it lands; a retry meets AlreadyExists
+    or a Conflict)."""
+    raw, _ = await call.body()
+    original, pending = call.receive, [{"type": "http.request", "body": raw, "more_body": False}]
+
+    async def receive():
+        return pending.pop() if pending else await original()
+
+    call.receive = receive
 
 
 async def _answer(rule: faults.Rule, call: Call) -> None:
