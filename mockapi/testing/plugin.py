@@ -6,8 +6,9 @@ nothing heavy; a server starts when a test first asks for one of them.
 - ``mockapi_server`` (session): one server for the whole run — a :class:`MockAPIServer` in this
   process, or, when ``MOCKAPI_URL`` is set (a CI service container), a handle on that server.
 - ``mockapi`` (function): ``mockapi_server`` reset before the test (CRDs and the default namespaces
-  stay; recent requests are forgotten; the allocation mode goes back to the server's), then the
-  test's ``@pytest.mark.mockapi(...)`` applied.
+  stay; recent requests are forgotten; fault rules are removed; the allocation mode goes back to the
+  server's), then the test's ``@pytest.mark.mockapi(...)`` applied. ``mockapi.faults.inject(...)``
+  makes requests fail, wait or break (docs/fault-injection.md).
 - ``kube_client`` (function): a ``kubernetes.client.ApiClient`` for it, closed after the test.
 - ``kubeconfig_path`` (function): a kubeconfig file for it (for kubectl, or client libraries).
 

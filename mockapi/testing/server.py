@@ -81,8 +81,9 @@ class MockAPI:
         return total
 
     def reset(self, *, keep_crds: bool = True, keep_namespaces: bool = False) -> int:
-        """Delete every object except the CRDs and the default namespaces; forget recent requests
-        and go back to the start-up allocation mode. Returns how many objects were deleted."""
+        """Delete every object except the CRDs and the default namespaces; forget recent requests,
+        remove the fault rules and go back to the start-up allocation mode. Returns how many objects
+        were deleted."""
         query = urllib.parse.urlencode({"keepCRDs": _flag(keep_crds), "keepNamespaces": _flag(keep_namespaces)})
         return self._json("POST", f"/mockapi/v1/reset?{query}")["deleted"]
 
