@@ -16,6 +16,8 @@ import urllib3
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
+from mockapi import errors
+
 pytestmark = pytest.mark.e2e
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 
@@ -195,3 +197,16 @@ def wait_for(condition, timeout: float = 5.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.02)
+
+
+# ------------------------------------------------------------------ the Python API
+def test_the_python_api_raises_the_servers_400_lists_rules_and_removes_quietly_after_a_reset(mockapi):
+    with pytest.raises(errors.StatusError) as refused:
+        mockapi.faults.inject(verb="get")
+    assert (refused.value.code, refused.value.message) == (400, "invalid fault rule: action: Required value: one of error, latencySeconds (above 0) or dropConnection")
+    slow = mockapi.faults.inject(resource="pods/*", latency=0.01, id="slow-pods")
+    assert [r["id"] for r in mockapi.faults.list()] == ["slow-pods"] and slow.remaining is None
+    assert mockapi.faults.add({"action": {"error": 504}, "count": 1}).rule["remaining"] == 1
+    mockapi.reset()
+    slow.remove()  # gone already: no error
+    assert mockapi.faults.list() == [] and mockapi.faults.clear() == 0
