@@ -73,6 +73,9 @@ class Registry:
         types.on_change(self._schemas_changed)
         # pods bound to a node are deleted gracefully, for a kubelet to end (the simulated kubelet runs)
         self.kubelet = False
+        # The server's authorizer when it is not AlwaysAllow (mockapi.auth.rbac.RBACAuthorizer sets
+        # itself): RBAC's escalation checks and the access reviews ask it (registry/rbac.Access).
+        self.access: Any = None
         self.cluster = Cluster(
             store=store, types=types, now=self.now, delete=self._delete_quietly, write=self._write, remove=self._remove,
             create=self._create_quietly, service_ranges=service_ranges or ServiceRanges(),
@@ -270,7 +273,10 @@ class Registry:
         else:
             meta.pop("generation", None)
         strategy.prepare_for_create(obj)
+        strategy.check_requester(self.cluster, obj, None, opts.user, self.access)
         self._admit(rt, obj, None, opts)
+        if strategy.answers_create:
+            return Written(orjson.dumps(strategy.answer(self.cluster, obj, opts.user, self.access)), created=True)
         if not applied:
             self._track_fields(rt, None, obj, opts, subresource="")
         namespaces.admit(self.cluster, rt, obj)
@@ -332,6 +338,7 @@ class Registry:
         meta = obj["metadata"]
         if strategy.tracks_generation and _generation_content(rt, obj) != _generation_content(rt, old):
             meta["generation"] = old_meta.get("generation", 0) + 1
+        strategy.check_requester(self.cluster, obj, old, opts.user, self.access)
         self._admit(rt, obj, old, opts)
         if not applied:
             self._track_fields(rt, old, obj, opts, subresource=subresource)
