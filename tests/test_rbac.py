@@ -345,7 +345,7 @@ def test_the_role_ref_cannot_change(registry):
 def test_bindings_are_defaulted_and_validated(registry):
     stored = create(registry, "RoleBinding", bind("b", "Role", "r", user("alice"), {"kind": "ServiceAccount", "name": "sa"}), namespace="default")
     assert stored["roleRef"] == {"apiGroup": RBAC, "kind": "Role", "name": "r"}
-    assert stored["subjects"] == [{"apiGroup": RBAC, "kind": "User", "name": "alice"}, {"apiGroup": "", "kind": "ServiceAccount", "name": "sa"}]
+    assert stored["subjects"] == [{"apiGroup": RBAC, "kind": "User", "name": "alice"}, {"kind": "ServiceAccount", "name": "sa"}]
     with pytest.raises(errors.StatusError) as caught:
         create(registry, "ClusterRoleBinding", bind("c", "Role", "r", {"kind": "Robot", "name": "x"}))
     assert 'roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"' in caught.value.message

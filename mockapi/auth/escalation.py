@@ -83,5 +83,5 @@ def not_held(rbac: Any, requester: Any, namespace: str, wanted: list) -> str:
     lines = sorted(set(compact_string(rule) for rule in compact(missing)))
     message = f"user {go_quote(requester.name)} (groups={go_strings(requester.groups)}) is attempting to grant RBAC permissions not currently held:\n" + "\n".join(lines)
     if problems:
-        message += f"; resolution errors: [{', '.join(problems)}]"
+        message += f"; resolution errors: [{' '.join(problems)}]"  # Go's %v of a []error
     return message

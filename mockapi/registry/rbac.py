@@ -6,7 +6,7 @@ pkg/registry/rbac and pkg/apis/rbac/validation), and the ClusterRole aggregation
   is a Role or ClusterRole of this group (a ClusterRoleBinding's only a ClusterRole), named, and
   cannot change (``roleRef: Invalid value: rbac.RoleRef{...}: cannot change roleRef``); subjects
   are User, Group or ServiceAccount with a name. Defaults: ``roleRef.apiGroup`` and each subject's
-  ``apiGroup`` (rbac's group for User and Group, "" for a ServiceAccount).
+  ``apiGroup`` (rbac's group for User and Group; a ServiceAccount's is "", left out).
 - **Escalation** (kube's policy-based storage): who writes a role must already hold its rules
   (or may ``escalate``), who writes a binding must hold the role's rules (or may ``bind`` it).
   The decision belongs to the server's authorizer, the registry's ``access``
@@ -170,12 +170,11 @@ def _default_binding(obj: dict) -> None:
     if isinstance(ref, dict) and not ref.get("apiGroup"):
         ref["apiGroup"] = GROUP
     for subject in obj.get("subjects") or []:
-        if isinstance(subject, dict) and "apiGroup" not in subject:
-            kind = subject.get("kind")
-            if kind in ("User", "Group"):
-                subject["apiGroup"] = GROUP
-            elif kind == "ServiceAccount":
-                subject["apiGroup"] = ""
+        # a ServiceAccount's is "", which kube leaves out of what it writes
+        if isinstance(subject, dict) and not subject.get("apiGroup") and subject.get("kind") in ("User", "Group"):
+            subject["apiGroup"] = GROUP
+        elif isinstance(subject, dict) and subject.get("kind") == "ServiceAccount" and subject.get("apiGroup") == "":
+            del subject["apiGroup"]
 
 
 def go_role_ref(ref: dict) -> str:

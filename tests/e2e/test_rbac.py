@@ -183,3 +183,17 @@ def test_subject_access_reviews_under_rbac(rbac_server):
     with pytest.raises(client.ApiException) as caught:  # only admins may ask about others
         henry.create_subject_access_review({"spec": {"user": "x", "resourceAttributes": {"verb": "get", "resource": "pods"}}})
     assert caught.value.status == 403
+
+
+def test_kubectl_creates_and_shows_rbac_objects(open_server):
+    config = open_server.kubeconfig_path
+    kubectl(config, "create", "clusterrole", "pod-reader", "--verb=get,list,watch", "--resource=pods,pods/status")
+    kubectl(config, "create", "role", "cm-editor", "--verb=update", "--resource=configmaps", "--resource-name=settings", "-n", "default")
+    kubectl(config, "create", "clusterrolebinding", "readers", "--clusterrole=pod-reader", "--group=readers", "--serviceaccount=default:robot")
+    role = json.loads(kubectl(config, "get", "clusterrole", "pod-reader", "-o", "json").stdout)
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods", "pods/status"], "verbs": ["get", "list", "watch"]}]
+    role = json.loads(kubectl(config, "get", "role", "cm-editor", "-n", "default", "-o", "json").stdout)
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["settings"], "verbs": ["update"]}]
+    binding = json.loads(kubectl(config, "get", "clusterrolebinding", "readers", "-o", "json").stdout)
+    assert binding["subjects"] == [{"apiGroup": RBAC, "kind": "Group", "name": "readers"}, {"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]
+    assert "pod-reader" in kubectl(config, "get", "clusterroles").stdout
