@@ -179,6 +179,8 @@ def _secure(server: Server, authorizer=None) -> None:
             tokens.load(settings.token_auth_file)
         certificates = bool(settings.client_ca_file or settings.generate_certs)
         authenticator = authn.Authenticator(tokens, client_certificates=certificates, anonymous=settings.anonymous_auth)
+        if not (settings.tls_cert_file or settings.generate_certs):
+            log.warning("authentication without TLS: kubectl (client-go) sends no credentials over plain HTTP (see --generate-certs)")
     if authorizer is None:
         authorizer = AlwaysAllow() if settings.authorization_mode == "AlwaysAllow" else _authorizer(settings.authorization_mode, server.registry)
     server.authorizer = authorizer
@@ -288,8 +290,10 @@ def _observe(server: Server, kube: KubeAPI, fallback) -> None:
         except loader.LoadError as exc:
             raise errors.bad_request(str(exc)) from None
 
-    ca = (settings.generate_certs / "ca.crt").read_bytes() if settings.generate_certs else None
-    plane = control.ControlPlane(registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate, users=server.tokens, audit=server.audit, ca=ca)
+    generated = settings.generate_certs
+    ca = (generated / "ca.crt").read_bytes() if generated else None
+    admin = ((generated / "admin.crt").read_bytes(), (generated / "admin.key").read_bytes()) if generated else None
+    plane = control.ControlPlane(registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate, users=server.tokens, audit=server.audit, ca=ca, admin_certificate=admin)
     fallback.mount(lambda app: control.mount(app, plane))
     fallback.add_route("/metrics", server.metrics.endpoint(), methods=["GET"])
 
@@ -340,6 +344,8 @@ async def _lifespan(server: Server, receive, send) -> None:
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await server.stop_background()
+            if server.audit is not None:
+                server.audit.close()
             await send({"type": "lifespan.shutdown.complete"})
             return
 

@@ -29,7 +29,7 @@ from typing import Callable
 import orjson
 
 from mockapi import errors
-from mockapi.auth import impersonation
+from mockapi.auth import authz, impersonation
 from mockapi.auth.audit import AuditLog
 from mockapi.auth.authn import ANONYMOUS_USER, Authenticator, Unauthorized
 from mockapi.auth.authz import AlwaysAllow, Attributes, Authorizer, Decision
@@ -65,22 +65,12 @@ def attributes(info, user: UserInfo) -> Attributes:
     )  # fmt: skip
 
 
-def forbidden_message(attrs: Attributes) -> str:
-    """kube's ``forbiddenMessage`` (k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go)."""
-    who = attrs.user.name
-    if not attrs.resource_request:
-        return f'User "{who}" cannot {attrs.verb} path "{attrs.path}"'
-    resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
-    where = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
-    return f'User "{who}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" {where}'
-
-
 def forbidden(attrs: Attributes, decision: Decision) -> errors.StatusError:
-    """The 403 kube writes (``responsewriters.Forbidden``): the reason, when the authorizer gave one, after a colon."""
-    why = forbidden_message(attrs) + (f": {decision.reason}" if decision.reason else "")
-    if not attrs.resource_request:
-        return _PathForbidden(403, "Forbidden", f"forbidden: {why}", {})
-    return errors.forbidden(errors.GroupResource(attrs.api_group, attrs.resource), attrs.name, why)
+    """The 403 kube writes (``responsewriters.Forbidden``; :func:`mockapi.auth.authz.forbidden_error`)."""
+    refusal = authz.forbidden_error(attrs, decision)
+    if attrs.resource_request:
+        return refusal
+    return _PathForbidden(403, "Forbidden", refusal.message, {})
 
 
 class _PathForbidden(errors.StatusError):

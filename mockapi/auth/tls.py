@@ -4,9 +4,10 @@
   name (and the listen address), and an admin client certificate (CN ``mockapi-admin``, O
   ``system:masters``) signed by that CA — what ``mockapi serve --generate-certs DIR`` uses.
 - :func:`uvicorn_options` turns settings into uvicorn's ssl options. With a client CA, the server
-  asks for a client certificate (``ssl.CERT_OPTIONAL``): one the CA did not sign, or an expired
-  one, fails the handshake (Python's ssl module cannot defer the check to the request, as Go's
-  ``RequestClientCert`` lets kube-apiserver do: kube answers 401 where we refuse the connection).
+  asks for a client certificate (``ssl.CERT_OPTIONAL``): one the CA did not sign, a tampered or an
+  expired one fails the handshake and the connection is closed (Python's ssl module cannot defer
+  the check to the request, as Go's ``RequestClientCert`` lets kube-apiserver do: kube answers 401
+  where we close the connection, which clients report as EOF).
 - :class:`PeerCertificateProtocol` puts the verified peer certificate (DER) in each request's
   ASGI scope (uvicorn does not): the ``ssl_object`` is on the transport.
 """

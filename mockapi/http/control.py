@@ -126,6 +126,9 @@ class ControlPlane:
     users: Any = None  # mockapi.auth.authn.TokenTable when authentication is on (duck-typed, as gate)
     audit: Any = None  # mockapi.auth.audit.AuditLog when the audit log is on
     ca: bytes | None = None  # the CA (PEM) of a server started with --generate-certs, for kubeconfigs
+    # ... and its admin's client certificate and key (PEM): the credentials of a kubeconfig given
+    # without a token (kubectl asks for a password over HTTPS when a kubeconfig names no credentials)
+    admin_certificate: tuple[bytes, bytes] | None = None
 
     def mint(self, name: Any, groups: Any = (), uid: Any = "") -> str:
         if self.users is None:
@@ -207,17 +210,20 @@ def _strip(rt, obj: dict) -> dict:
     return obj
 
 
-def kubeconfig(server: str, *, ca: bytes | None = None, token: str | None = None) -> str:
+def kubeconfig(server: str, *, ca: bytes | None = None, token: str | None = None, certificate: tuple[bytes, bytes] | None = None) -> str:
     cluster: dict = {"server": server}
     if ca is not None:
         cluster["certificate-authority-data"] = base64.b64encode(ca).decode()
+    credentials: dict = {"token": token} if token else {}
+    if certificate is not None and not token:
+        credentials = {"client-certificate-data": base64.b64encode(certificate[0]).decode(), "client-key-data": base64.b64encode(certificate[1]).decode()}
     config = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "mockapi", "cluster": cluster}],
         "contexts": [{"name": "mockapi", "context": {"cluster": "mockapi", "user": "mockapi", "namespace": "default"}}],
         "current-context": "mockapi",
-        "users": [{"name": "mockapi", "user": {"token": token} if token else {}}],
+        "users": [{"name": "mockapi", "user": credentials}],
     }
     return yaml.dump(config, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
 
@@ -265,7 +271,7 @@ def mount(app, control: ControlPlane) -> None:
     async def get_kubeconfig(request: Request) -> Response:
         query = request.query_params
         token = control.mint(query["user"], query.getlist("group"), query.get("uid", "")) if "user" in query else query.get("token")
-        return Response(kubeconfig(str(request.base_url).rstrip("/"), ca=control.ca, token=token), media_type=YAML)
+        return Response(kubeconfig(str(request.base_url).rstrip("/"), ca=control.ca, token=token, certificate=control.admin_certificate), media_type=YAML)
 
     @app.post(f"{PREFIX}/users")
     async def mint_user(request: Request) -> Response:

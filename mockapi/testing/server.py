@@ -230,18 +230,21 @@ class MockAPIServer(MockAPI):
     control methods act as an admin (``system:masters``), and :meth:`user_client`,
     :meth:`kubeconfig_for` and :meth:`service_account_client` as anyone else. ``authorizer=`` puts
     any :class:`mockapi.auth.authz.Authorizer` in RBAC's place. ``tls=True`` serves HTTPS with a CA
-    generated for the run (``ca_file``), trusted by every client and kubeconfig given out here.
+    generated for the run (``ca_file``), trusted by every client and kubeconfig given out here; it is
+    the default with authentication, as kubectl sends no credentials over plain HTTP.
     """
 
     def __init__(
         self, *, load: StrPath | Iterable[StrPath] = (), host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
-        rbac: bool = False, tls: bool = False, authorizer: Any = None, **settings: Any,
+        rbac: bool = False, tls: bool | None = None, authorizer: Any = None, **settings: Any,
     ) -> None:  # fmt: skip
         super().__init__("")
         self._options = dict(settings, host=host, port=port, log_level=log_level)
         if rbac:
             self._options["authorization_mode"] = "RBAC"
-        self._tls = tls
+        authenticating = rbac or authorizer is not None or any(settings.get(k) for k in ("authentication", "token_auth_file", "client_ca_file"))
+        # kubectl (client-go) sends credentials over HTTPS only: with authentication, TLS unless told otherwise
+        self._tls = authenticating if tls is None else tls
         self._authorizer = authorizer
         self._load = load
         self.server = None
