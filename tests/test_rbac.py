@@ -358,3 +358,17 @@ def test_rules_are_validated(registry):
     assert "rules[0].verbs: Required value: verbs must contain at least one value" in caught.value.message
     assert 'rules[1].nonResourceURLs: Invalid value: ["/x"]: namespaced rules cannot apply to non-resource URLs' in caught.value.message
     create(registry, "ClusterRole", {"metadata": {"name": "system:metrics-reader"}, "rules": [{"verbs": ["get"], "nonResourceURLs": ["/metrics"]}]})
+
+
+def test_a_reset_keeps_the_bootstrap_policy_and_drops_the_rest(registry, rbac):
+    from mockapi.registry import reset
+
+    create(registry, "ClusterRole", {"metadata": {"name": "widgets-view", "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+                                     "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]}]})
+    create(registry, "ClusterRoleBinding", bind("alice-view", "ClusterRole", "view", user("alice")))
+    reset.reset(registry)
+    names = {s.name for s in registry.store.iterate(kind(registry, "ClusterRole").group_resource)}
+    assert {"cluster-admin", "view", "edit", "admin", "system:basic-user"} <= names and "widgets-view" not in names
+    assert not any(rule.get("apiGroups") == ["example.com"] for rule in cluster_role(registry, "view")["rules"])
+    assert not can(rbac, ALICE, "list", "pods", namespace="default")
+    assert can(rbac, BOB, "create", "selfsubjectaccessreviews", group="authorization.k8s.io")

@@ -29,6 +29,9 @@ from mockapi.registry.workloads import matches
 
 GROUP = "rbac.authorization.k8s.io"
 CLUSTER_ROLES = errors.GroupResource(GROUP, "clusterroles")
+CLUSTER_ROLE_BINDINGS = errors.GroupResource(GROUP, "clusterrolebindings")
+# what kube labels its bootstrap policy with (mockapi.auth.roles): kept by a reset, as the cluster's own
+BOOTSTRAP_LABEL = b'"kubernetes.io/bootstrapping":"rbac-defaults"'
 SUBJECT_KINDS = ("User", "Group", "ServiceAccount")
 _GC_FIELDS = ("ownerReferences", "finalizers", "managedFields", "resourceVersion")
 _CHAIN_LIMIT = 100  # aggregation passes after one write (a cycle of selectors must end)
