@@ -240,3 +240,29 @@ def test_the_default_mode_installs_no_filter():
     server = app_.build(Settings())
     assert server.tokens is None and server.audit is None
     assert server.app.__class__.__name__ == "function"
+
+
+# ------------------------------------------------------------------ the command line
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--token-auth-file", "/nonexistent/tokens.csv"], "mockapi serve: /nonexistent/tokens.csv: No such file or directory"),
+        (["--tls-private-key-file", "/some/key.pem"], "mockapi serve: --tls-private-key-file needs --tls-cert-file"),
+        (["--tls-cert-file", "/nonexistent/cert.pem", "--tls-private-key-file", "/nonexistent/key.pem"], "mockapi serve: /nonexistent/cert.pem: No such file or directory"),
+        (["--audit-policy-file", "POLICY"], "mockapi serve: POLICY: expected an audit.k8s.io/v1 Policy"),
+        (["--anonymous-auth=perhaps"], "mockapi serve: argument --anonymous-auth: expected true or false, not 'perhaps' (see `mockapi serve --help`)"),
+    ],
+)
+def test_serve_refuses_bad_auth_settings_in_one_line(tmp_path, flags, message):
+    import os
+    import subprocess
+    import sys
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("kind: Policy\n")
+    flags = [str(policy) if f == "POLICY" else f for f in flags]
+    message = message.replace("POLICY", str(policy))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOCKAPI_")}
+    done = subprocess.run([sys.executable, "-m", "mockapi", "serve", "--port", "0", "--no-allocator", *flags], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode in (1, 2)
+    assert done.stderr.strip().splitlines()[-1] == message
