@@ -372,3 +372,29 @@ def test_a_reset_keeps_the_bootstrap_policy_and_drops_the_rest(registry, rbac):
     assert not any(rule.get("apiGroups") == ["example.com"] for rule in cluster_role(registry, "view")["rules"])
     assert not can(rbac, ALICE, "list", "pods", namespace="default")
     assert can(rbac, BOB, "create", "selfsubjectaccessreviews", group="authorization.k8s.io")
+
+
+def test_reviews_are_answered_not_stored_and_have_no_other_verb(registry):
+    from mockapi.registry.options import ListOptions
+
+    rt = registry.types.by_kind("authorization.k8s.io", "v1", "SubjectAccessReview")
+    before = registry.resource_version
+    body = {"spec": {"user": "alice", "nonResourceAttributes": {"verb": "get", "path": "/metrics"}}}
+    answer = orjson.loads(registry.create(rt, "", body, WriteOptions()).raw)
+    assert answer == {"kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1", "metadata": {},
+                      "spec": {"user": "alice", "nonResourceAttributes": {"verb": "get", "path": "/metrics"}}, "status": {"allowed": True}}
+    assert registry.resource_version == before
+    for call in (lambda: registry.list(rt, "", ListOptions()), lambda: registry.get(rt, "", "x"), lambda: registry.delete(rt, "", "x", _delete_options())):
+        with pytest.raises(errors.StatusError) as caught:
+            call()
+        assert caught.value.code == 405 and caught.value.message == "the server does not allow this method on the requested resource"
+
+
+def test_a_review_needs_a_user_and_one_kind_of_attributes(registry):
+    rt = registry.types.by_kind("authorization.k8s.io", "v1", "SubjectAccessReview")
+    with pytest.raises(errors.StatusError) as caught:
+        registry.create(rt, "", {"spec": {"resourceAttributes": {"verb": "get"}, "nonResourceAttributes": {"verb": "get", "path": "/"}}}, WriteOptions())
+    assert caught.value.code == 422
+    assert caught.value.message.startswith('SubjectAccessReview.authorization.k8s.io "" is invalid: [spec.nonResourceAttributes: Invalid value: '
+                                           'authorization.NonResourceAttributes{Path:"/", Verb:"get"}: cannot be specified in combination with resourceAttributes, ')
+    assert 'spec.user: Invalid value: "": at least one of user or group must be specified' in caught.value.message

@@ -15,6 +15,7 @@ from typing import Any
 from mockapi import errors
 from mockapi.registry.cluster import Cluster
 from mockapi.registry.strategy import Strategy
+from mockapi.schema.goformat import go_quote
 
 GROUP = "authorization.k8s.io"
 _ALWAYS_ALLOW_RULES = {
@@ -24,17 +25,8 @@ _ALWAYS_ALLOW_RULES = {
 }
 
 
-# Reviews need no name, but ObjectMeta's validation wants one: a stand-in, gone from the answer.
-_UNNAMED = "x-mockapi-unnamed-review"
-
-
 class ReviewStrategy(Strategy):
     answers_create = True
-
-    def prepare_for_create(self, obj: dict) -> None:
-        super().prepare_for_create(obj)
-        if not obj["metadata"].get("name") and not obj["metadata"].get("generateName"):
-            obj["metadata"]["name"] = _UNNAMED
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -49,16 +41,12 @@ class ReviewStrategy(Strategy):
             if isinstance(attributes, dict) and attributes.get("namespace", "") != namespace:
                 problems.append(errors.FieldError("invalid", "spec.resourceAttributes.namespace", "must match metadata.namespace", value=attributes.get("namespace", "")))
             if spec.get("nonResourceAttributes") is not None:
-                problems.append(errors.FieldError("invalid", "spec.nonResourceAttributes", "disallowed on this kind of request", value=spec["nonResourceAttributes"]))
+                problems.append(errors.FieldError("invalid", "spec.nonResourceAttributes", f"{go_non_resource(spec['nonResourceAttributes'])}: disallowed on this kind of request"))
         return problems
 
     def answer(self, cluster: Cluster, obj: dict, requester: Any, access: Any) -> dict:
         """The review as kube answers it: what was sent, with the status filled in."""
         meta = obj["metadata"]
-        for key in ("uid", "creationTimestamp", "managedFields", "generation"):
-            meta.pop(key, None)
-        if meta.get("name") == _UNNAMED:
-            del meta["name"]
         if access is not None:
             status = access.review(self.rt.kind, obj, requester)
         elif self.rt.kind == "SelfSubjectRulesReview":
@@ -71,7 +59,15 @@ class ReviewStrategy(Strategy):
 def _attribute_errors(spec: dict) -> list[errors.FieldError]:
     resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if resource is not None and non_resource is not None:
-        return [errors.FieldError("invalid", "spec.nonResourceAttributes", "cannot be specified in combination with resourceAttributes", value=non_resource)]
+        return [errors.FieldError("invalid", "spec.nonResourceAttributes", f"{go_non_resource(non_resource)}: cannot be specified in combination with resourceAttributes")]
     if resource is None and non_resource is None:
-        return [errors.FieldError("invalid", "spec.resourceAttributes", "exactly one of nonResourceAttributes or resourceAttributes must be specified", value=None)]
+        # kube's field.Invalid of a nil pointer prints the string "null", quoted
+        return [errors.FieldError("invalid", "spec.resourceAttributes", "exactly one of nonResourceAttributes or resourceAttributes must be specified", value="null")]
     return []
+
+
+def go_non_resource(value: Any) -> str:
+    """NonResourceAttributes as Go's ``%#v`` prints them in kube's validation messages."""
+    value = value if isinstance(value, dict) else {}
+    return f'authorization.NonResourceAttributes{{Path:{go_quote(str(value.get("path", "")))}, Verb:{go_quote(str(value.get("verb", "")))}}}'
+

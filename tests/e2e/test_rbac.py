@@ -6,6 +6,7 @@ yes) and one with ``--authorization-mode=RBAC`` (tokens minted by the test serve
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import subprocess
@@ -19,16 +20,40 @@ pytestmark = pytest.mark.e2e
 RBAC = "rbac.authorization.k8s.io"
 
 
+_CLIENTS: list = []  # closed before their server stops (an open keep-alive connection holds a TLS server's shutdown up)
+
+
+def admin_api(server):
+    _CLIENTS.append(server.api_client())
+    return _CLIENTS[-1]
+
+
+def user_api(server, name):
+    _CLIENTS.append(server.user_client(name))
+    return _CLIENTS[-1]
+
+
+def _close_clients():
+    # A refused call's ApiException keeps its response, and so its connection, until collected.
+    gc.collect()
+    while _CLIENTS:
+        api = _CLIENTS.pop()
+        api.rest_client.pool_manager.clear()  # close() leaves the pooled connections open
+        api.close()
+
+
 @pytest.fixture(scope="module")
 def open_server():
     with MockAPIServer(allocator=False) as server:
         yield server
+        _close_clients()
 
 
 @pytest.fixture(scope="module")
 def rbac_server():
     with MockAPIServer(allocator=False, rbac=True) as server:
         yield server
+        _close_clients()
 
 
 def kubectl(kubeconfig, *args, check=True):
@@ -53,7 +78,7 @@ def test_kubectl_auth_can_i_list_shows_everything_without_authentication(open_se
 
 
 def test_reviews_through_the_kubernetes_client_are_answered_and_not_stored(open_server):
-    authz = client.AuthorizationV1Api(open_server.api_client())
+    authz = client.AuthorizationV1Api(admin_api(open_server))
     review = authz.create_subject_access_review(client.V1SubjectAccessReview(spec=client.V1SubjectAccessReviewSpec(
         user="alice", resource_attributes=client.V1ResourceAttributes(verb="get", resource="pods", namespace="default"))))
     assert review.status.allowed is True
@@ -65,15 +90,15 @@ def test_reviews_through_the_kubernetes_client_are_answered_and_not_stored(open_
 
 
 def test_a_review_without_attributes_is_invalid(open_server):
-    authz = client.AuthorizationV1Api(open_server.api_client())
+    authz = client.AuthorizationV1Api(admin_api(open_server))
     with pytest.raises(client.ApiException) as caught:
         authz.create_subject_access_review({"spec": {"user": "alice"}})
     assert caught.value.status == 422
-    assert "spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified" in json.loads(caught.value.body)["message"]
+    assert "spec.resourceAttributes: Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified" in json.loads(caught.value.body)["message"]
 
 
 def test_rbac_kinds_are_served_and_role_refs_cannot_change(open_server):
-    rbac = client.RbacAuthorizationV1Api(open_server.api_client())
+    rbac = client.RbacAuthorizationV1Api(admin_api(open_server))
     names = {r.metadata.name for r in rbac.list_cluster_role().items}
     rbac.create_namespaced_role_binding("default", {"metadata": {"name": "b"}, "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "view"},
                                                     "subjects": [{"kind": "User", "name": "alice"}]})
@@ -114,7 +139,7 @@ def test_kubectl_auth_can_i_list_for_a_user(rbac_server):
 
 
 def test_the_403_body_is_kube_apiservers(rbac_server):
-    core = client.CoreV1Api(rbac_server.user_client("erin"))
+    core = client.CoreV1Api(user_api(rbac_server, "erin"))
     with pytest.raises(client.ApiException) as caught:
         core.list_namespaced_pod("default")
     assert caught.value.status == 403
@@ -139,14 +164,14 @@ def test_the_403_body_is_kube_apiservers(rbac_server):
 
 
 def test_escalation_is_refused_through_the_api(rbac_server):
-    admin = client.RbacAuthorizationV1Api(rbac_server.api_client())
+    admin = client.RbacAuthorizationV1Api(admin_api(rbac_server))
     admin.create_namespaced_role("default", {"metadata": {"name": "role-writer"}, "rules": [
         {"apiGroups": [RBAC], "resources": ["roles", "rolebindings"], "verbs": ["create"]},
         {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
     ]})
     admin.create_namespaced_role_binding("default", {"metadata": {"name": "frank-writes"}, "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "role-writer"},
                                                      "subjects": [{"kind": "User", "name": "frank"}]})
-    frank = client.RbacAuthorizationV1Api(rbac_server.user_client("frank"))
+    frank = client.RbacAuthorizationV1Api(user_api(rbac_server, "frank"))
     with pytest.raises(client.ApiException) as caught:
         frank.create_namespaced_role("default", {"metadata": {"name": "secrets"}, "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}]})
     assert caught.value.status == 403
@@ -165,8 +190,8 @@ def test_escalation_is_refused_through_the_api(rbac_server):
 
 
 def test_subject_access_reviews_under_rbac(rbac_server):
-    authz = client.AuthorizationV1Api(rbac_server.api_client())
-    rbac = client.RbacAuthorizationV1Api(rbac_server.api_client())
+    authz = client.AuthorizationV1Api(admin_api(rbac_server))
+    rbac = client.RbacAuthorizationV1Api(admin_api(rbac_server))
     rbac.create_cluster_role_binding({"metadata": {"name": "henry-view"}, "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "view"},
                                       "subjects": [{"kind": "User", "name": "henry"}]})
     review = authz.create_subject_access_review({"spec": {"user": "henry", "resourceAttributes": {"verb": "list", "resource": "deployments", "group": "apps"}}})
@@ -177,7 +202,7 @@ def test_subject_access_reviews_under_rbac(rbac_server):
     local = authz.create_namespaced_local_subject_access_review("default", {"metadata": {"namespace": "default"}, "spec": {
         "user": "henry", "resourceAttributes": {"verb": "get", "resource": "configmaps", "namespace": "default"}}})
     assert local.status.allowed is True
-    henry = client.AuthorizationV1Api(rbac_server.user_client("henry"))
+    henry = client.AuthorizationV1Api(user_api(rbac_server, "henry"))
     rules = henry.create_self_subject_rules_review({"spec": {"namespace": "default"}})
     assert any("pods" in (rule.resources or []) and rule.verbs == ["get", "list", "watch"] for rule in rules.status.resource_rules)
     with pytest.raises(client.ApiException) as caught:  # only admins may ask about others
