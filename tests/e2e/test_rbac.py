@@ -222,3 +222,12 @@ def test_kubectl_creates_and_shows_rbac_objects(open_server):
     binding = json.loads(kubectl(config, "get", "clusterrolebinding", "readers", "-o", "json").stdout)
     assert binding["subjects"] == [{"apiGroup": RBAC, "kind": "Group", "name": "readers"}, {"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]
     assert "pod-reader" in kubectl(config, "get", "clusterroles").stdout
+
+
+def test_kubectl_get_prints_kubes_columns(open_server):
+    config = open_server.kubeconfig_path
+    kubectl(config, "create", "rolebinding", "printed", "--clusterrole=view", "--user=ann", "--group=ops", "--serviceaccount=default:bot", "-n", "default")
+    assert kubectl(config, "get", "clusterroles").stdout.split("\n")[0].split() == ["NAME", "CREATED", "AT"]
+    header, row = kubectl(config, "get", "rolebinding", "printed", "-n", "default", "-o", "wide").stdout.strip().split("\n")
+    assert header.split() == ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]
+    assert row.split()[:2] == ["printed", "ClusterRole/view"] and row.split()[3:] == ["ann", "ops", "default/bot"]
