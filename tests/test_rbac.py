@@ -350,6 +350,12 @@ def test_bindings_are_defaulted_and_validated(registry):
         create(registry, "ClusterRoleBinding", bind("c", "Role", "r", {"kind": "Robot", "name": "x"}))
     assert 'roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"' in caught.value.message
     assert 'subjects[0].kind: Unsupported value: "Robot": supported values: "User", "Group", "ServiceAccount"' in caught.value.message
+    with pytest.raises(errors.StatusError) as caught:
+        create(registry, "ClusterRoleBinding", bind("d", "ClusterRole", "view", {"kind": "ServiceAccount", "name": "robot"}))
+    assert caught.value.message.endswith("subjects[0].namespace: Required value")
+    with pytest.raises(errors.StatusError) as caught:
+        create(registry, "ClusterRole", {"metadata": {"name": "e"}, "aggregationRule": {}})
+    assert "aggregationRule.clusterRoleSelectors: Required value: at least one clusterRoleSelector required if aggregationRule is non-nil" in caught.value.message
 
 
 def test_rules_are_validated(registry):

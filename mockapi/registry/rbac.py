@@ -60,6 +60,9 @@ class RoleStrategy(Strategy):
         problems = []
         for i, rule in enumerate(obj.get("rules") or []):
             problems += _rule_errors(rule, f"rules[{i}]", namespaced=namespaced)
+        aggregation = obj.get("aggregationRule")
+        if isinstance(aggregation, dict) and not aggregation.get("clusterRoleSelectors"):
+            problems.append(errors.FieldError("required", "aggregationRule.clusterRoleSelectors", "at least one clusterRoleSelector required if aggregationRule is non-nil"))
         return problems
 
     def check_requester(self, cluster: Cluster, obj: dict, old: dict | None, requester: Any, access: Access | None) -> None:
@@ -99,7 +102,7 @@ class BindingStrategy(Strategy):
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         problems = _role_ref_errors(obj.get("roleRef"), namespaced=self.rt.namespaced)
         for i, subject in enumerate(obj.get("subjects") or []):
-            problems += _subject_errors(subject, f"subjects[{i}]")
+            problems += _subject_errors(subject, f"subjects[{i}]", namespaced=self.rt.namespaced)
         if old is not None and not problems and obj.get("roleRef") != old.get("roleRef"):
             problems.append(errors.FieldError("invalid", "roleRef", f"{go_role_ref(obj['roleRef'])}: cannot change roleRef"))
         return problems
@@ -148,8 +151,8 @@ def _role_ref_errors(ref: Any, *, namespaced: bool) -> list[errors.FieldError]:
     return problems
 
 
-def _subject_errors(subject: Any, path: str) -> list[errors.FieldError]:
-    """kube's ``ValidateRoleBindingSubject``."""
+def _subject_errors(subject: Any, path: str, *, namespaced: bool) -> list[errors.FieldError]:
+    """kube's ``ValidateRoleBindingSubject`` (a ClusterRoleBinding's ServiceAccount names its namespace)."""
     if not isinstance(subject, dict):
         return []
     problems = []
@@ -159,6 +162,8 @@ def _subject_errors(subject: Any, path: str) -> list[errors.FieldError]:
     if kind == "ServiceAccount":
         if group:
             problems.append(not_supported(f"{path}.apiGroup", group, ("",)))
+        if not namespaced and not subject.get("namespace"):
+            problems.append(errors.FieldError("required", f"{path}.namespace", ""))
     elif kind in ("User", "Group"):
         if group != GROUP:
             problems.append(not_supported(f"{path}.apiGroup", group, (GROUP,)))
