@@ -231,3 +231,17 @@ def test_kubectl_get_prints_kubes_columns(open_server):
     header, row = kubectl(config, "get", "rolebinding", "printed", "-n", "default", "-o", "wide").stdout.strip().split("\n")
     assert header.split() == ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]
     assert row.split()[:2] == ["printed", "ClusterRole/view"] and row.split()[3:] == ["ann", "ops", "default/bot"]
+
+
+def test_kubectl_auth_can_i_for_a_service_account_a_subresource_and_a_name(rbac_server):
+    admin = rbac_server.kubeconfig_path
+    kubectl(admin, "create", "role", "binder", "--verb=create", "--resource=pods/binding", "-n", "default")
+    kubectl(admin, "create", "role", "one-cm", "--verb=get", "--resource=configmaps", "--resource-name=settings", "-n", "default")
+    kubectl(admin, "create", "rolebinding", "robot-binds", "--role=binder", "--serviceaccount=default:robot", "-n", "default")
+    kubectl(admin, "create", "rolebinding", "robot-cm", "--role=one-cm", "--serviceaccount=default:robot", "-n", "default")
+    robot = ("--as", "system:serviceaccount:default:robot", "-n", "default")
+    assert kubectl(admin, "auth", "can-i", "create", "pods", "--subresource=binding", *robot).stdout.strip() == "yes"
+    assert kubectl(admin, "auth", "can-i", "create", "pods", *robot, check=False).stdout.strip() == "no"
+    assert kubectl(admin, "auth", "can-i", "get", "configmaps/settings", *robot).stdout.strip() == "yes"
+    assert kubectl(admin, "auth", "can-i", "get", "configmaps/other", *robot, check=False).stdout.strip() == "no"
+    assert kubectl(admin, "auth", "can-i", "create", "pods", "--subresource=binding", "--as", "system:serviceaccount:kube-system:robot", "-n", "default", check=False).stdout.strip() == "no"
