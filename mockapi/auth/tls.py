@@ -8,8 +8,8 @@
   expired one fails the handshake and the connection is closed (Python's ssl module cannot defer
   the check to the request, as Go's ``RequestClientCert`` lets kube-apiserver do: kube answers 401
   where we close the connection, which clients report as EOF).
-- :class:`PeerCertificateProtocol` puts the verified peer certificate (DER) in each request's
-  ASGI scope (uvicorn does not): the ``ssl_object`` is on the transport.
+- :func:`tls_protocol` puts the verified peer certificate (DER) in each request's ASGI scope
+  (uvicorn does not): the ``ssl_object`` is on the transport.
 """
 
 from __future__ import annotations
@@ -127,9 +127,9 @@ def uvicorn_options(*, cert_file: Path | None, key_file: Path | None, client_ca_
     """uvicorn.Config keyword arguments for HTTPS (empty without a certificate)."""
     if cert_file is None:
         return {}
-    options: dict = {"ssl_certfile": str(cert_file), "ssl_keyfile": str(key_file) if key_file else None}
+    options: dict = {"ssl_certfile": str(cert_file), "ssl_keyfile": str(key_file) if key_file else None, "http": tls_protocol()}
     if client_ca_file is not None:
-        options.update(ssl_ca_certs=str(client_ca_file), ssl_cert_reqs=ssl.CERT_OPTIONAL, http=peer_certificate_protocol())
+        options.update(ssl_ca_certs=str(client_ca_file), ssl_cert_reqs=ssl.CERT_OPTIONAL)
     return options
 
 
@@ -140,13 +140,16 @@ def check_files(*paths: Path | None) -> None:
             raise FileNotFoundError(2, "No such file or directory", str(path))
 
 
-def peer_certificate_protocol():
-    """uvicorn's HTTP protocol, with each connection's verified client certificate in the scope."""
+def tls_protocol():
+    """uvicorn's HTTP protocol for TLS connections: each connection's verified client certificate
+    goes in the scope (uvicorn does not put it there), and an idle connection is dropped at shutdown
+    rather than closed (a TLS close waits for the client's close_notify, which a client holding a
+    kept-alive connection in its pool never sends: the server would not stop)."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     from mockapi.auth.chain import PEER_CERTIFICATE
 
-    class PeerCertificateProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+    class TLSProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
             ssl_object = transport.get_extra_info("ssl_object")
@@ -160,7 +163,13 @@ def peer_certificate_protocol():
 
                 self.app = with_certificate
 
-    return PeerCertificateProtocol
+        def shutdown(self) -> None:
+            if self.cycle is None or self.cycle.response_complete:
+                self.transport.abort()
+            else:
+                super().shutdown()
+
+    return TLSProtocol
 
 
 # ------------------------------------------------------------------ certificates

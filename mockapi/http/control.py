@@ -155,7 +155,13 @@ class ControlPlane:
         for rt in _types_in_apply_order(self.registry):
             if namespace and not rt.namespaced and rt.plural != "namespaces":
                 continue
-            for stored in self.registry.list(rt, namespace if rt.namespaced else "", ListOptions()).items:
+            try:
+                page = self.registry.list(rt, namespace if rt.namespaced else "", ListOptions())
+            except errors.StatusError as exc:
+                if exc.code == 405:
+                    continue  # a kind that is only created, never stored (access reviews)
+                raise
+            for stored in page.items:
                 if _skip(rt, stored, seeded, namespace):
                     continue
                 yield rt, stored

@@ -255,8 +255,6 @@ class MockAPIServer(MockAPI):
 
     def start(self) -> "MockAPIServer":
         settings, tls_options = self._build()
-        if tls_options:  # an idle kept-alive TLS connection waits for the client's close_notify: do not wait long
-            tls_options = {**tls_options, "timeout_graceful_shutdown": 1}
         config = uvicorn.Config(self.server.app, log_level=settings.log_level, log_config=None, access_log=False, lifespan="on", **tls_options)
         self._uvicorn = _ThreadedServer(config)
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._socket]}, name=f"mockapi:{settings.port}", daemon=True)
