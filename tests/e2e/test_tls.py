@@ -158,3 +158,27 @@ def _handshake(url: str, ca, cert, key) -> str:
         return str(exc)
     assert response.status != 200, "a refused certificate got access"
     return ""
+
+
+def test_serve_with_its_own_certificate_files_a_client_ca_and_a_token_file(tmp_path):
+    certs = tls.generate(tmp_path / "pki")
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text('s3cret,frank,7,"ops"\n')
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mockapi", "serve", "--port", "0", "--no-allocator", "--tls-cert-file", str(certs.cert),
+         "--tls-private-key-file", str(certs.key), "--client-ca-file", str(certs.ca), "--token-auth-file", str(tokens)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        line = process.stdout.readline()
+        assert "serving on https://" in line, (line, process.poll())
+        url = line.split("serving on ", 1)[1].split()[0]
+        common = ["--server", url, "--certificate-authority", str(certs.ca)]
+        by_token = kubectl("auth", "whoami", "-o", "json", *common, "--token", "s3cret", directory=tmp_path)
+        assert json.loads(by_token.stdout)["status"]["userInfo"] == {"username": "frank", "uid": "7", "groups": ["ops", "system:authenticated"]}
+        by_certificate = kubectl("get", "namespaces", "-o", "name", *common, "--client-certificate", str(certs.admin_cert), "--client-key", str(certs.admin_key), directory=tmp_path)
+        assert "namespace/kube-system" in by_certificate.stdout, by_certificate.stderr
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+        process.stdout.close()
