@@ -185,6 +185,8 @@ class Record:
         self.response_body: list[bytes] = []
         self.content_type = b""
         self._done = False
+        self._about_request: dict | None = None
+        self._received = ""
 
     def begin(self, user: UserInfo) -> None:
         self.user = user
@@ -230,33 +232,40 @@ class Record:
         self.audit.write(self._event("ResponseComplete"))
 
     def _event(self, stage: str) -> dict:
-        info, scope = self.info, self.scope
-        query = scope.get("query_string", b"").decode("latin-1")
-        event: dict = {
-            "kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": self.level, "auditID": self.id, "stage": stage,
-            "requestURI": info.path + (f"?{query}" if query else ""),
-            "verb": info.verb if info.is_resource_request else info.method.lower(),
-            "user": self.user.to_json() if self.user and self.user.name else {},
-        }  # fmt: skip
+        event = {"kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": self.level, "auditID": self.id, "stage": stage, **self._about()}
         if self.impersonated is not None:
-            event["impersonatedUser"] = self.impersonated.to_json()
-        event["sourceIPs"] = _source_ips(scope)
-        agent = next((v for k, v in scope.get("headers") or () if k == b"user-agent"), None)
-        if agent is not None:
-            event["userAgent"] = agent.decode("latin-1")
-        if info.is_resource_request:
-            event["objectRef"] = _object_ref(info)
+            event = _after(event, "user", "impersonatedUser", self.impersonated.to_json())
         if stage != "RequestReceived":
             event["responseStatus"] = self._response_status()
             if self.level in ("Request", "RequestResponse") and self.request_body:
                 _put_json(event, "requestObject", b"".join(self.request_body))
             if self.level == "RequestResponse" and self.response_body and self.content_type.startswith(b"application/json"):
                 _put_json(event, "responseObject", b"".join(self.response_body))
-        event["requestReceivedTimestamp"] = _timestamp(self.received)
+        event["requestReceivedTimestamp"] = self._received
         event["stageTimestamp"] = _timestamp(time.time())
         if self.decision is not None:
             event["annotations"] = {"authorization.k8s.io/decision": "allow" if self.decision.allowed else "forbid", "authorization.k8s.io/reason": self.decision.reason}
         return event
+
+    def _about(self) -> dict:
+        """What both stages say about the request (computed once)."""
+        if self._about_request is None:
+            info, scope = self.info, self.scope
+            query = scope.get("query_string", b"").decode("latin-1")
+            about: dict = {
+                "requestURI": info.path + (f"?{query}" if query else ""),
+                "verb": info.verb if info.is_resource_request else info.method.lower(),
+                "user": self.user.to_json() if self.user and self.user.name else {},
+                "sourceIPs": _source_ips(scope),
+            }
+            agent = next((v for k, v in scope.get("headers") or () if k == b"user-agent"), None)
+            if agent is not None:
+                about["userAgent"] = agent.decode("latin-1")
+            if info.is_resource_request:
+                about["objectRef"] = _object_ref(info)
+            self._about_request = about
+            self._received = _timestamp(self.received)
+        return self._about_request
 
     def _response_status(self) -> dict:
         status = {"metadata": {}, "code": self.code}
@@ -268,6 +277,16 @@ class Record:
             if isinstance(body, dict) and body.get("kind") == "Status":
                 status.update({k: body[k] for k in ("status", "message", "reason", "details") if body.get(k)})
         return status
+
+
+def _after(event: dict, key: str, new_key: str, value) -> dict:
+    """``event`` with ``new_key`` right after ``key`` (kube's field order)."""
+    out: dict = {}
+    for k, v in event.items():
+        out[k] = v
+        if k == key:
+            out[new_key] = value
+    return out
 
 
 def _put_json(event: dict, key: str, raw: bytes) -> None:
