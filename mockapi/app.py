@@ -193,13 +193,8 @@ def _secure(server: Server, authorizer=None) -> None:
 def _authorizer(mode: str, registry: Registry):
     if mode != "RBAC":
         raise ValueError(f'authorization mode "{mode}" is not supported (AlwaysAllow or RBAC)')
-    try:
-        from mockapi.auth import rbac  # the RBAC authorizer reads Roles and bindings from the registry
-    except ImportError:  # pragma: no cover - until mockapi.auth.rbac lands
-        from mockapi.auth.authz import AlwaysAllow
+    from mockapi.auth import rbac  # the RBAC authorizer reads Roles and bindings from the registry
 
-        log.warning("RBAC is not available in this build: every authenticated request is allowed")
-        return AlwaysAllow()
     return rbac.RBACAuthorizer(registry)
 
 

@@ -404,3 +404,19 @@ def test_a_review_needs_a_user_and_one_kind_of_attributes(registry):
     assert caught.value.message.startswith('SubjectAccessReview.authorization.k8s.io "" is invalid: [spec.nonResourceAttributes: Invalid value: '
                                            'authorization.NonResourceAttributes{Path:"/", Verb:"get"}: cannot be specified in combination with resourceAttributes, ')
     assert 'spec.user: Invalid value: "": at least one of user or group must be specified' in caught.value.message
+
+
+def test_discovery_lists_reviews_as_create_only(registry):
+    from mockapi.http.discovery import Discovery
+
+    discovery = Discovery(registry.types)
+    listed = orjson.loads(discovery.resource_list("authorization.k8s.io", "v1"))["resources"]
+    assert {r["name"]: r["verbs"] for r in listed} == {
+        "localsubjectaccessreviews": ["create"], "selfsubjectaccessreviews": ["create"],
+        "selfsubjectrulesreviews": ["create"], "subjectaccessreviews": ["create"],
+    }
+    aggregated = orjson.loads(discovery.aggregated(core=False))
+    group = next(g for g in aggregated["items"] if g["metadata"]["name"] == "authorization.k8s.io")
+    assert {r["verbs"] == ["create"] for r in group["versions"][0]["resources"]} == {True}
+    roles = orjson.loads(discovery.resource_list("rbac.authorization.k8s.io", "v1"))["resources"]
+    assert "create" in roles[0]["verbs"] and "list" in roles[0]["verbs"]

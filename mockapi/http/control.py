@@ -190,7 +190,7 @@ def _skip(rt, stored, seeded: set[str], namespace: str) -> bool:
         if stored.name in resets.PROTECTED_NAMESPACES:
             meta = stored.load()["metadata"]
             return meta.get("labels") == {resets.NAME_LABEL: stored.name} and not meta.get("annotations")
-    if b'"deletionTimestamp"' in stored.raw or resets.system_object(rt.group_resource, stored.name):
+    if b'"deletionTimestamp"' in stored.raw or resets.system_object(rt.group_resource, stored.name, raw=stored.raw):
         return True
     # made by a controller from its owner (a pod's claims): the fresh cluster's controllers make it again
     return b'"controller":true' in stored.raw and any(ref.get("controller") for ref in stored.load()["metadata"].get("ownerReferences") or ())
