@@ -9,6 +9,9 @@
 # MOCKAPI_LOG_LEVEL, MOCKAPI_LOG_FORMAT (text|json), MOCKAPI_ALLOCATION_MODE
 # (immediate|delay|manual), MOCKAPI_ALLOCATION_DELAY, MOCKAPI_ALLOCATION_JITTER,
 # MOCKAPI_WATCH_HISTORY, MOCKAPI_MAX_BODY — or append `mockapi serve` options to `docker run`.
+# HTTPS and authentication (docs/auth.md): MOCKAPI_GENERATE_CERTS=/certs (mount a directory: the CA,
+# the certificates and an admin kubeconfig are written there), MOCKAPI_AUTHENTICATION=1,
+# MOCKAPI_AUTHORIZATION_MODE=RBAC, MOCKAPI_TOKEN_AUTH_FILE, MOCKAPI_AUDIT_LOG_PATH=- (stdout), ...
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS build
@@ -35,5 +38,5 @@ WORKDIR /app
 USER 10001
 EXPOSE 55441
 HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["python3", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/readyz' % os.environ.get('MOCKAPI_PORT', '55441'), timeout=2)"]
+  CMD ["python3", "-c", "import os, ssl, urllib.request; tls = os.environ.get('MOCKAPI_GENERATE_CERTS') or os.environ.get('MOCKAPI_TLS_CERT_FILE'); urllib.request.urlopen('%s://127.0.0.1:%s/readyz' % ('https' if tls else 'http', os.environ.get('MOCKAPI_PORT', '55441')), timeout=2, context=ssl._create_unverified_context() if tls else None)"]
 ENTRYPOINT ["mockapi", "serve"]

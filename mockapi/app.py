@@ -21,6 +21,7 @@ import orjson
 from mockapi import clock as clocks
 from mockapi import errors, faults, gvk, loader, logs
 from mockapi import metrics as metrics_
+from mockapi.auth import whoami
 from mockapi.controllers.gate import AllocationGate
 from mockapi.http import cold, control, openapi, responses
 from mockapi.http import discovery as discovery_
@@ -59,6 +60,11 @@ class Server:
     metrics: metrics_.Metrics | None = None
     requests: control.RequestLog | None = None
     allocator: object | None = None  # the in-process allocator (mockapi.controllers.allocator), when enabled
+    # Authentication and the audit log (mockapi.auth), when configured: the bearer tokens (the token
+    # file's and those minted for tests), the authorizer requests are checked against, the audit log.
+    tokens: object | None = None
+    authorizer: object | None = None
+    audit: object | None = None
     scheduler: object | None = None  # the in-process pod scheduler (mockapi.controllers.scheduler), when enabled
 
     async def start_background(self) -> None:
@@ -114,7 +120,9 @@ def _embedded_claims(node: dict):
             yield from _embedded_claims(child)
 
 
-def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None, uids: clocks.UIDGenerator | None = None) -> Server:
+def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None, uids: clocks.UIDGenerator | None = None, authorizer=None) -> Server:
+    """``authorizer``: a :class:`mockapi.auth.authz.Authorizer` to use instead of the one
+    ``settings.authorization_mode`` names (tests); it turns authentication on."""
     settings = settings or Settings()
     store = Store(history_size=settings.history_size, watcher_buffer=settings.watcher_buffer)
     types = TypeRegistry()
@@ -147,12 +155,48 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
         await fallback(scope, receive, send)
 
     server.app = app
+    kube.virtual.update(whoami.HANDLERS)
+    if settings.authenticating or settings.auditing or authorizer is not None:
+        _secure(server, authorizer)
     _observe(server, kube, fallback)
     _mount_allocator(server, fallback)
     _mount_pod_controllers(server, fallback)
     if settings.load:
         server.loaded = loader.load_paths(registry, settings.load)
     return server
+
+
+def _secure(server: Server, authorizer=None) -> None:
+    """Put the request filters (mockapi.auth.chain) in front of the application: authentication,
+    the audit log, impersonation, authorization. Not called in the default mode (no filter at all)."""
+    from mockapi.auth import audit, authn, chain
+    from mockapi.auth.authz import AlwaysAllow
+
+    settings = server.settings
+    authenticator = None
+    if settings.authenticating or authorizer is not None:
+        server.tokens = tokens = authn.TokenTable()
+        if settings.token_auth_file is not None:
+            tokens.load(settings.token_auth_file)
+        certificates = bool(settings.client_ca_file or settings.generate_certs)
+        authenticator = authn.Authenticator(tokens, client_certificates=certificates, anonymous=settings.anonymous_auth)
+        if not (settings.tls_cert_file or settings.generate_certs):
+            log.warning("authentication without TLS: kubectl (client-go) sends no credentials over plain HTTP (see --generate-certs)")
+    if authorizer is None:
+        authorizer = AlwaysAllow() if settings.authorization_mode == "AlwaysAllow" else _authorizer(settings.authorization_mode, server.registry)
+    server.authorizer = authorizer
+    if settings.auditing:
+        policy = audit.load_policy(settings.audit_policy_file) if settings.audit_policy_file else audit.METADATA_FOR_ALL
+        server.audit = audit.AuditLog(policy, settings.audit_log_path, settings.audit_log_size)
+    server.app = chain.Chain(server.app, authenticator=authenticator, authorizer=server.authorizer, audit=server.audit)
+
+
+def _authorizer(mode: str, registry: Registry):
+    if mode != "RBAC":
+        raise ValueError(f'authorization mode "{mode}" is not supported (AlwaysAllow or RBAC)')
+    from mockapi.auth import rbac  # the RBAC authorizer reads Roles and bindings from the registry
+
+    return rbac.RBACAuthorizer(registry)
 
 
 def _mount_pod_controllers(server: Server, fallback) -> None:
@@ -243,9 +287,13 @@ def _observe(server: Server, kube: KubeAPI, fallback) -> None:
         except loader.LoadError as exc:
             raise errors.bad_request(str(exc)) from None
 
+    generated = settings.generate_certs
+    ca = (generated / "ca.crt").read_bytes() if generated else None
+    admin = ((generated / "admin.crt").read_bytes(), (generated / "admin.key").read_bytes()) if generated else None
     plane = control.ControlPlane(
         registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate,
         faults=kube.faults, close_watches=server.store.close_all_watchers, compact=server.store.compact,
+        users=server.tokens, audit=server.audit, ca=ca, admin_certificate=admin,
     )  # fmt: skip
     fallback.mount(lambda app: control.mount(app, plane))
     fallback.add_route("/metrics", server.metrics.endpoint(), methods=["GET"])
@@ -297,6 +345,8 @@ async def _lifespan(server: Server, receive, send) -> None:
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await server.stop_background()
+            if server.audit is not None:
+                server.audit.close()
             await send({"type": "lifespan.shutdown.complete"})
             return
 

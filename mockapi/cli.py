@@ -98,6 +98,9 @@ def _settings(args) -> Settings:
         kubelet=not args.no_kubelet, garbage_collector=not args.no_gc, kubelet_heartbeat=args.kubelet_heartbeat,
         kubelet_start_delay=args.kubelet_start_delay, kubelet_max_grace=args.kubelet_max_grace, kubelet_capacity=dict(args.kubelet_capacity or []),
         service_cluster_ip_range=args.service_cluster_ip_range, service_node_port_range=args.service_node_port_range,
+        authentication=args.authentication, token_auth_file=args.token_auth_file, client_ca_file=args.client_ca_file, anonymous_auth=args.anonymous_auth,
+        authorization_mode=args.authorization_mode, tls_cert_file=args.tls_cert_file, tls_private_key_file=args.tls_private_key_file,
+        generate_certs=args.generate_certs, audit_log_path=args.audit_log_path, audit_policy_file=args.audit_policy_file,
     )
 
 
@@ -141,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--service-cluster-ip-range", type=_cidr, default=_env("SERVICE_CLUSTER_IP_RANGE", Settings.service_cluster_ip_range), metavar="CIDR", help="Services' cluster IPs come from this range (default %(default)s)")
     serve.add_argument("--service-node-port-range", type=_port_range, default=_env("SERVICE_NODE_PORT_RANGE", Settings.service_node_port_range), metavar="LOW-HIGH", help="Services' node ports come from this range (default %(default)s)")
     serve.add_argument("--no-gc", action="store_true", default=bool(_env("NO_GC", "")), help="do not run the garbage collector (ownerReferences are not followed)")
+    _auth_options(serve)
     _allocator_options(serve)
     _add_allocator_commands(commands)
     _add_schedule_commands(commands)
@@ -149,6 +153,30 @@ def _parser() -> argparse.ArgumentParser:
     crds.add_argument("--out", type=Path, default=Path("schemas"), help="directory (default schemas/)")
     crds.add_argument("--check", action="store_true", help="exit 1 if the files differ from the models")
     return parser
+
+
+def _auth_options(serve) -> None:
+    """Authentication, authorization, TLS and the audit log (docs/auth.md), with kube-apiserver's flag names."""
+    serve.add_argument("--authentication", action="store_true", default=bool(_env("AUTHENTICATION", "")), help="requests need credentials (a token, a client certificate); on with --token-auth-file, --client-ca-file or --authorization-mode=RBAC")
+    serve.add_argument("--token-auth-file", type=Path, default=_env("TOKEN_AUTH_FILE", None), metavar="FILE", help='bearer tokens, kube\'s CSV format: token,user,uid,"group1,group2"')
+    serve.add_argument("--client-ca-file", type=Path, default=_env("CLIENT_CA_FILE", None), metavar="FILE", help="client certificates this CA signed authenticate (CN: user, O: groups)")
+    serve.add_argument("--anonymous-auth", type=_bool, nargs="?", const=True, default=_env("ANONYMOUS_AUTH", False), metavar="BOOL", help="requests without credentials run as system:anonymous (default false: 401)")
+    serve.add_argument("--authorization-mode", choices=("AlwaysAllow", "RBAC"), default=_env("AUTHORIZATION_MODE", "AlwaysAllow"), help="AlwaysAllow (default) or RBAC (Roles and bindings decide; system:masters may do anything)")
+    serve.add_argument("--tls-cert-file", type=Path, default=_env("TLS_CERT_FILE", None), metavar="FILE", help="serve HTTPS with this certificate (PEM)")
+    serve.add_argument("--tls-private-key-file", type=Path, default=_env("TLS_PRIVATE_KEY_FILE", None), metavar="FILE", help="the key of --tls-cert-file")
+    serve.add_argument("--generate-certs", type=Path, default=_env("GENERATE_CERTS", None), metavar="DIR", help="generate a CA, a serving certificate and an admin client certificate in DIR, serve HTTPS, and write DIR/kubeconfig")
+    serve.add_argument("--audit-log-path", default=_env("AUDIT_LOG_PATH", None), metavar="FILE", help="write audit events here, one JSON Event a line ('-': stdout)")
+    serve.add_argument("--audit-policy-file", type=Path, default=_env("AUDIT_POLICY_FILE", None), metavar="FILE", help="an audit.k8s.io/v1 Policy (default: Metadata for every request)")
+
+
+def _bool(text) -> bool:
+    if isinstance(text, bool):
+        return text
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
 
 
 # ------------------------------------------------------------------ values the options take
@@ -379,28 +407,39 @@ def _serve(settings: Settings) -> int:
         raise CommandError(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}", code=2) from exc
     settings.port = sock.getsockname()[1]
     try:
+        tls_options = _tls(settings)
         server = app_.build(settings)
-    except LoadError as exc:
+    except (LoadError, ValueError) as exc:
         sock.close()
         raise CommandError(str(exc)) from exc
+    except OSError:
+        sock.close()
+        raise
     config = uvicorn.Config(
         server.app,
         log_level=settings.log_level,
         log_config=None,  # logs.configure() did it; uvicorn's loggers propagate to the root
         access_log=False,
         loop="auto",
-        http="auto",
         lifespan="on",
         timeout_graceful_shutdown=1,
+        **{"http": "auto", **tls_options},
     )
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     line = functools.partial(
-        logs.banner, url=f"http://{host}:{settings.port}", objects=server.loaded.total, load_seconds=time.monotonic() - started, fmt=settings.log_format
+        logs.banner, url=f"{'https' if tls_options else 'http'}://{host}:{settings.port}", objects=server.loaded.total, load_seconds=time.monotonic() - started, fmt=settings.log_format
     )
     _tune_gc()
     # Server.run, not asyncio.run(serve()): it starts uvloop when installed (~1.2x the throughput).
     _announcing_server(config, lambda: print(line(ready_seconds=logs.process_age()), flush=True)).run(sockets=[sock])
     return 0
+
+
+def _tls(settings: Settings) -> dict:
+    """uvicorn's ssl options; with --generate-certs, the certificates and DIR/kubeconfig written first."""
+    from mockapi.auth import tls
+
+    return tls.prepare(settings)
 
 
 def _tune_gc() -> None:

@@ -181,6 +181,27 @@ _MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
         5: ("jobTemplate", "msg:JobTemplateSpec"), 6: ("successfulJobsHistoryLimit", "int"), 7: ("failedJobsHistoryLimit", "int"), 8: ("timeZone", "str"),
     },
     "JobTemplateSpec": {1: ("metadata", "meta"), 2: ("spec", "msg:JobSpec")},
+    # authorization.k8s.io/v1 reviews as `kubectl auth can-i [--list]` sends them (authorization/v1 generated.proto)
+    "SubjectAccessReview": {1: ("metadata", "meta"), 2: ("spec", "msg:SubjectAccessReviewSpec")},
+    "SubjectAccessReviewSpec": {
+        1: ("resourceAttributes", "msg:ResourceAttributes"), 2: ("nonResourceAttributes", "msg:NonResourceAttributes"),
+        3: ("user", "str"), 4: ("groups", "strs"), 6: ("uid", "str"),
+    },
+    "SelfSubjectAccessReview": {1: ("metadata", "meta"), 2: ("spec", "msg:SelfSubjectAccessReviewSpec")},
+    "SelfSubjectAccessReviewSpec": {1: ("resourceAttributes", "msg:ResourceAttributes"), 2: ("nonResourceAttributes", "msg:NonResourceAttributes")},
+    "ResourceAttributes": {1: ("namespace", "str"), 2: ("verb", "str"), 3: ("group", "str"), 4: ("version", "str"), 5: ("resource", "str"),
+                           6: ("subresource", "str"), 7: ("name", "str")},
+    "NonResourceAttributes": {1: ("path", "str"), 2: ("verb", "str")},
+    "SelfSubjectRulesReview": {1: ("metadata", "meta"), 2: ("spec", "msg:SelfSubjectRulesReviewSpec")},
+    "SelfSubjectRulesReviewSpec": {1: ("namespace", "str")},
+    # rbac.authorization.k8s.io/v1 as `kubectl create role|clusterrole|rolebinding|clusterrolebinding` sends them
+    "Role": {1: ("metadata", "meta"), 2: ("rules", "msgs:PolicyRule")},
+    "ClusterRole": {1: ("metadata", "meta"), 2: ("rules", "msgs:PolicyRule"), 3: ("aggregationRule", "msg:AggregationRule")},
+    "PolicyRule": {1: ("verbs", "strs"), 2: ("apiGroups", "strs"), 3: ("resources", "strs"), 4: ("resourceNames", "strs"), 5: ("nonResourceURLs", "strs")},
+    "AggregationRule": {1: ("clusterRoleSelectors", "msgs:LabelSelector")},
+    "RoleBinding": {1: ("metadata", "meta"), 2: ("subjects", "msgs:Subject"), 3: ("roleRef", "msg:RoleRef")},
+    "Subject": {1: ("kind", "str"), 2: ("apiGroup", "str"), 3: ("name", "str"), 4: ("namespace", "str")},
+    "RoleRef": {1: ("apiGroup", "str"), 2: ("kind", "str"), 3: ("name", "str")},
 }
 
 
@@ -236,6 +257,14 @@ DECODERS: dict[tuple[str, str], Callable[[bytes], dict]] = {
     ("apps/v1", "Deployment"): _message("Deployment"),
     ("batch/v1", "Job"): _message("Job"),
     ("batch/v1", "CronJob"): _message("CronJob"),
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): _message("SubjectAccessReview"),
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): _message("SubjectAccessReview"),
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _message("SelfSubjectAccessReview"),
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): _message("SelfSubjectRulesReview"),
+    ("rbac.authorization.k8s.io/v1", "Role"): _message("Role"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): _message("ClusterRole"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): _message("RoleBinding"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _message("RoleBinding"),
 }
 
 

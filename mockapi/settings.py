@@ -50,3 +50,23 @@ class Settings:
     service_cluster_ip_range: str = "10.96.0.0/12"
     service_node_port_range: str = "30000-32767"
 
+    # Authentication, authorization, TLS and the audit log (docs/auth.md); all off by default.
+    authentication: bool = False  # on: requests need credentials (also on with a token file or a client CA)
+    token_auth_file: Path | None = None  # kube's static token file: token,user,uid,"group1,group2"
+    client_ca_file: Path | None = None  # client certificates signed by this CA authenticate (CN user, O groups)
+    anonymous_auth: bool = False  # requests without credentials run as system:anonymous instead of a 401
+    authorization_mode: str = "AlwaysAllow"  # or "RBAC"
+    tls_cert_file: Path | None = None
+    tls_private_key_file: Path | None = None
+    generate_certs: Path | None = None  # write a CA, a serving certificate and a kubeconfig here, and serve HTTPS
+    audit_log_path: str | None = None  # "-": stdout
+    audit_policy_file: Path | None = None  # an audit.k8s.io/v1 Policy (without one: Metadata for every request)
+    audit_log_size: int = 1000  # recent audit events kept for GET /mockapi/v1/audit
+
+    @property
+    def authenticating(self) -> bool:
+        return bool(self.authentication or self.token_auth_file or self.client_ca_file or self.authorization_mode != "AlwaysAllow")
+
+    @property
+    def auditing(self) -> bool:
+        return bool(self.audit_log_path or self.audit_policy_file)

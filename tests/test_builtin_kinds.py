@@ -43,6 +43,14 @@ EXPECTED = {
     "CustomResourceDefinition": (
         "apiextensions.k8s.io", "customresourcedefinitions", False, ("crd", "crds"), ("api-extensions",), {"status"},
     ),
+    "Role": ("rbac.authorization.k8s.io", "roles", True, (), (), set()),
+    "ClusterRole": ("rbac.authorization.k8s.io", "clusterroles", False, (), (), set()),
+    "RoleBinding": ("rbac.authorization.k8s.io", "rolebindings", True, (), (), set()),
+    "ClusterRoleBinding": ("rbac.authorization.k8s.io", "clusterrolebindings", False, (), (), set()),
+    "SubjectAccessReview": ("authorization.k8s.io", "subjectaccessreviews", False, (), (), set()),
+    "SelfSubjectAccessReview": ("authorization.k8s.io", "selfsubjectaccessreviews", False, (), (), set()),
+    "LocalSubjectAccessReview": ("authorization.k8s.io", "localsubjectaccessreviews", True, (), (), set()),
+    "SelfSubjectRulesReview": ("authorization.k8s.io", "selfsubjectrulesreviews", False, (), (), set()),
 }
 
 SELECTABLE = {
@@ -70,6 +78,8 @@ SELECTABLE = {
     "DaemonSet": (),
     "Job": (),
     "CronJob": (),
+    **{kind: () for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
+    **{kind: () for kind in ("SubjectAccessReview", "SelfSubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview")},
 }
 # Field selectors kube-apiserver computes rather than reads from one scalar field.
 COMPUTED_SELECTABLE = {("Event", "source")}

@@ -10,6 +10,12 @@
                                          &group= &subresource= &code= &userAgent= &limit=)
     DELETE /mockapi/v1/requests          forget them
     GET    /mockapi/v1/kubeconfig        a kubeconfig for this server, as the client reached it
+                                         (?user=NAME&group=G...: with a token minted for that user,
+                                         when authentication is on; ?token=T: with that token)
+    POST   /mockapi/v1/users             {"name", "groups", "uid"} → {"token"}: a bearer token for a
+                                         test user (authentication on; docs/auth.md)
+    GET    /mockapi/v1/audit             recent audit events (?limit=N), when the audit log is on
+    DELETE /mockapi/v1/audit             forget them
     GET    /mockapi/v1/allocation        the allocation mode and the claims it holds
     PUT    /mockapi/v1/allocation        {"mode": "immediate|delay|manual", "delaySeconds", "jitterSeconds"}
     POST   /mockapi/v1/allocation/step   {"namespace", "name"} | {"all": true} | {} (the oldest)
@@ -26,6 +32,7 @@ Errors are ``metav1.Status`` like everywhere else.
 
 from __future__ import annotations
 
+import base64
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -49,7 +56,7 @@ JSON = "application/json"
 YAML = "application/yaml"
 ENDPOINTS = [
     f"{PREFIX}/{name}"
-    for name in ("reset", "load", "snapshot", "requests", "kubeconfig", "allocation", "allocation/step", "faults", "faults/close-watches", "faults/compact")
+    for name in ("reset", "load", "snapshot", "requests", "kubeconfig", "allocation", "allocation/step", "faults", "faults/close-watches", "faults/compact", "users", "audit")
 ]
 _FILTERS = ("verb", "group", "resource", "subresource", "namespace", "name")
 _SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink", "ownerReferences")
@@ -130,6 +137,21 @@ class ControlPlane:
     faults: FaultSet = field(default_factory=FaultSet)
     close_watches: Callable[[], int] = lambda: 0  # the store's: end every open watch, how many
     compact: Callable[[], int] = lambda: 0  # the store's: forget the history, the oldest RV left
+    users: Any = None  # mockapi.auth.authn.TokenTable when authentication is on (duck-typed, as gate)
+    audit: Any = None  # mockapi.auth.audit.AuditLog when the audit log is on
+    ca: bytes | None = None  # the CA (PEM) of a server started with --generate-certs, for kubeconfigs
+    # ... and its admin's client certificate and key (PEM): the credentials of a kubeconfig given
+    # without a token (kubectl asks for a password over HTTPS when a kubeconfig names no credentials)
+    admin_certificate: tuple[bytes, bytes] | None = None
+
+    def mint(self, name: Any, groups: Any = (), uid: Any = "") -> str:
+        if self.users is None:
+            raise errors.StatusError(404, "NotFound", "authentication is off in this server: every request is allowed (see `mockapi serve --authentication`)", {})
+        if not isinstance(name, str) or not name:
+            raise errors.bad_request("name: Required value: a user needs a name")
+        if not isinstance(groups, list) or not all(isinstance(g, str) and g for g in groups):
+            raise errors.bad_request("groups: Invalid value: expected a list of group names")
+        return self.users.mint(name, groups=groups, uid=str(uid or ""))
 
     def reset(self, *, keep_crds: bool = True, keep_namespaces: bool = False) -> dict:
         self.faults.clear()  # first: the reset's own writes must not meet a rule
@@ -148,7 +170,13 @@ class ControlPlane:
         for rt in _types_in_apply_order(self.registry):
             if namespace and not rt.namespaced and rt.plural != "namespaces":
                 continue
-            for stored in self.registry.list(rt, namespace if rt.namespaced else "", ListOptions()).items:
+            try:
+                page = self.registry.list(rt, namespace if rt.namespaced else "", ListOptions())
+            except errors.StatusError as exc:
+                if exc.code == 405:
+                    continue  # a kind that is only created, never stored (access reviews)
+                raise
+            for stored in page.items:
                 if _skip(rt, stored, seeded, namespace):
                     continue
                 yield rt, stored
@@ -177,7 +205,7 @@ def _skip(rt, stored, seeded: set[str], namespace: str) -> bool:
         if stored.name in resets.PROTECTED_NAMESPACES:
             meta = stored.load()["metadata"]
             return meta.get("labels") == {resets.NAME_LABEL: stored.name} and not meta.get("annotations")
-    if b'"deletionTimestamp"' in stored.raw or resets.system_object(rt.group_resource, stored.name):
+    if b'"deletionTimestamp"' in stored.raw or resets.system_object(rt.group_resource, stored.name, raw=stored.raw):
         return True
     # made by a controller from its owner (a pod's claims): the fresh cluster's controllers make it again
     return b'"controller":true' in stored.raw and any(ref.get("controller") for ref in stored.load()["metadata"].get("ownerReferences") or ())
@@ -203,14 +231,20 @@ def _strip(rt, obj: dict) -> dict:
     return obj
 
 
-def kubeconfig(server: str) -> str:
+def kubeconfig(server: str, *, ca: bytes | None = None, token: str | None = None, certificate: tuple[bytes, bytes] | None = None) -> str:
+    cluster: dict = {"server": server}
+    if ca is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca).decode()
+    credentials: dict = {"token": token} if token else {}
+    if certificate is not None and not token:
+        credentials = {"client-certificate-data": base64.b64encode(certificate[0]).decode(), "client-key-data": base64.b64encode(certificate[1]).decode()}
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "mockapi", "cluster": {"server": server}}],
+        "clusters": [{"name": "mockapi", "cluster": cluster}],
         "contexts": [{"name": "mockapi", "context": {"cluster": "mockapi", "user": "mockapi", "namespace": "default"}}],
         "current-context": "mockapi",
-        "users": [{"name": "mockapi", "user": {}}],
+        "users": [{"name": "mockapi", "user": credentials}],
     }
     return yaml.dump(config, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
 
@@ -256,7 +290,27 @@ def mount(app, control: ControlPlane) -> None:
 
     @app.get(f"{PREFIX}/kubeconfig")
     async def get_kubeconfig(request: Request) -> Response:
-        return Response(kubeconfig(str(request.base_url).rstrip("/")), media_type=YAML)
+        query = request.query_params
+        token = control.mint(query["user"], query.getlist("group"), query.get("uid", "")) if "user" in query else query.get("token")
+        return Response(kubeconfig(str(request.base_url).rstrip("/"), ca=control.ca, token=token, certificate=control.admin_certificate), media_type=YAML)
+
+    @app.post(f"{PREFIX}/users")
+    async def mint_user(request: Request) -> Response:
+        body = await _json_body(request)
+        name = body.get("name")
+        token = control.mint(name, body.get("groups") or [], body.get("uid") or "")
+        return json({"kind": "User", "name": name, "groups": body.get("groups") or [], "token": token}, 201)
+
+    @app.get(f"{PREFIX}/audit")
+    async def audit(request: Request) -> Response:
+        limit = request.query_params.get("limit", "")
+        if limit and not limit.isdigit():
+            raise errors.bad_request(f"limit must be a non-negative integer, not {limit!r}")
+        return json({"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "items": _audit(control).events(limit=int(limit) if limit else None)})
+
+    @app.delete(f"{PREFIX}/audit")
+    async def forget_audit() -> Response:
+        return json({"deleted": _audit(control).clear()})
 
     @app.get(f"{PREFIX}/allocation")
     async def allocation() -> Response:
@@ -323,6 +377,12 @@ async def _json_body(request) -> dict:
     if not isinstance(body, dict):
         raise errors.bad_request("the body must be a JSON object")
     return body
+
+
+def _audit(control: ControlPlane):
+    if control.audit is None:
+        raise errors.StatusError(404, "NotFound", "the audit log is off in this server (see `mockapi serve --audit-log-path`)", {})
+    return control.audit
 
 
 def _gate(control: ControlPlane):

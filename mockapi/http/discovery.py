@@ -124,12 +124,21 @@ def _by_priority(versions: list[str]) -> list[str]:
 _CORE_EXTRA = {"pods": [("binding", "Binding", ["create"])]}
 
 
+# Groups whose every resource is a create-only review (answered, never stored): kube lists only "create".
+_CREATE_ONLY_GROUPS = frozenset({"authorization.k8s.io", "authentication.k8s.io"})
+_CREATE_ONLY = ["create"]
+
+
+def _verbs(rt: ResourceType) -> list[str]:
+    return _CREATE_ONLY if rt.builtin and rt.group in _CREATE_ONLY_GROUPS else VERBS
+
+
 def _extra(rt: ResourceType) -> list[tuple[str, str, list[str]]]:
     return _CORE_EXTRA.get(rt.plural, []) if rt.builtin and not rt.group else []
 
 
 def _legacy_resources(rt: ResourceType) -> list[dict]:
-    main = {"name": rt.plural, "singularName": rt.singular, "namespaced": rt.namespaced, "kind": rt.kind, "verbs": VERBS}
+    main = {"name": rt.plural, "singularName": rt.singular, "namespaced": rt.namespaced, "kind": rt.kind, "verbs": _verbs(rt)}
     if rt.short_names:
         main["shortNames"] = list(rt.short_names)
     if rt.categories:
@@ -154,7 +163,7 @@ def _aggregated_resource(rt: ResourceType) -> dict:
         "responseKind": kind,
         "scope": "Namespaced" if rt.namespaced else "Cluster",
         "singularResource": rt.singular,
-        "verbs": VERBS,
+        "verbs": _verbs(rt),
     }
     if rt.short_names:
         resource["shortNames"] = list(rt.short_names)

@@ -53,6 +53,9 @@ class KubeAPI:
         self.observer = observer
         # Users' fault rules (mockapi.faults), consulted before the handler while one is live.
         self.faults = fault_set if fault_set is not None else faults.FaultSet()
+        # Create-only kinds no type serves, e.g. SelfSubjectReview (mockapi.auth.whoami):
+        # (group, resource) → handler(info, user, receive, send). Consulted only when no type matches.
+        self.virtual: dict = {}
 
     async def __call__(self, scope, receive, send) -> None:
         started = time.perf_counter()
@@ -68,7 +71,7 @@ class KubeAPI:
         try:
             headers = dict(scope.get("headers") or ())
             if info.is_resource_request:
-                await self._resource(info, headers, receive, tracking_send)
+                await self._resource(info, headers, receive, tracking_send, scope.get("user"))
             else:
                 await self._discovery(info, headers, tracking_send)
         except ConnectionAbortedError:
@@ -84,10 +87,14 @@ class KubeAPI:
             if self.observer is not None:
                 self.observer(info, code[0], time.perf_counter() - started, headers)
 
-    async def _resource(self, info, headers, receive, send) -> None:
+    async def _resource(self, info, headers, receive, send, user) -> None:
         rt = self.registry.types.find(info.group, info.version, info.resource)
         if rt is None:
-            raise _not_found()
+            virtual = self.virtual.get((info.group, info.resource))
+            if virtual is None:
+                raise _not_found()
+            await virtual(info, user, receive, send)
+            return
         if info.subresource:
             allowed = SUBRESOURCE_VERBS.get(info.subresource, ()) if info.subresource != "scale" or rt.builtin else ()  # CRDs' scale: not served
             if info.subresource not in rt.subresources and not (rt.builtin and not rt.group and (rt.plural, info.subresource) in _CORE_SUBRESOURCES):
@@ -107,7 +114,7 @@ class KubeAPI:
         deprecated = self.registry.deprecation_warning(rt)
         if deprecated:
             send = responses.with_headers(send, [responses.warning_header(deprecated)])
-        call = Call(info, rt, self.registry, headers, receive, send, self.max_body, self.watch_settings)
+        call = Call(info, rt, self.registry, headers, receive, send, self.max_body, self.watch_settings, user)
         if self.faults.active and await injection.intercept(self.faults, call):
             return
         await handler(call)

@@ -32,6 +32,7 @@ class Call:
     send: Any
     max_body: int
     extra: dict = field(default_factory=dict)
+    user: Any = None  # who asks (mockapi.auth.user.UserInfo) when authentication is on, else None
 
     @property
     def namespace(self) -> str:
@@ -72,6 +73,7 @@ def write_options(call: Call, *, default_manager: bool = True) -> WriteOptions:
     """Write options; without ?fieldManager=, the manager is named after the client, as kube does
     (the user agent up to its first "/") — except for apply, where it is required."""
     opts = WriteOptions.parse(call.info.query)
+    opts.user = call.user
     if not opts.field_manager and default_manager:
         agent = call.headers.get(b"user-agent", b"").decode("latin-1").split("/", 1)[0]
         opts.field_manager = agent[:128] or "unknown"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockapi.gvk import ResourceType
-from mockapi.registry import batch, crds, devices, namespaces, pods, scheduling, serviceaccounts, services, workloads
+from mockapi.registry import batch, crds, devices, namespaces, pods, rbac, reviews, scheduling, serviceaccounts, services, workloads
 from mockapi.registry.strategy import (
     ConfigMapStrategy, CustomResourceStrategy, EventStrategy, LeaseStrategy, NodeStrategy, SecretStrategy, Strategy,
 )
@@ -26,6 +26,14 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     (batch.GROUP, "Job"): batch.JobStrategy,
     (batch.GROUP, "CronJob"): batch.CronJobStrategy,
     (crds.GROUP, crds.KIND): crds.CustomResourceDefinitionStrategy,
+    (rbac.GROUP, "Role"): rbac.RoleStrategy,
+    (rbac.GROUP, "ClusterRole"): rbac.RoleStrategy,
+    (rbac.GROUP, "RoleBinding"): rbac.BindingStrategy,
+    (rbac.GROUP, "ClusterRoleBinding"): rbac.BindingStrategy,
+    (reviews.GROUP, "SubjectAccessReview"): reviews.ReviewStrategy,
+    (reviews.GROUP, "LocalSubjectAccessReview"): reviews.ReviewStrategy,
+    (reviews.GROUP, "SelfSubjectAccessReview"): reviews.ReviewStrategy,
+    (reviews.GROUP, "SelfSubjectRulesReview"): reviews.ReviewStrategy,
 }
 
 _CUSTOM: dict[tuple[str, str], type[Strategy]] = {

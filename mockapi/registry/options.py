@@ -104,6 +104,9 @@ class WriteOptions:
     field_validation: str = DEFAULT_FIELD_VALIDATION
     force: bool = False
     warnings: list[str] = field(default_factory=list)
+    # Who asks (mockapi.auth.user.UserInfo), set by the HTTP edge when authentication is on;
+    # None in-process and with authentication off. Access reviews and RBAC's escalation checks read it.
+    user: Any = None
 
     @classmethod
     def parse(cls, query: dict[str, str]) -> "WriteOptions":

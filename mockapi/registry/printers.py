@@ -339,4 +339,21 @@ _CORE: dict[tuple[str, str], tuple[list[Column], Cells]] = {
         [_NAME, _column("Created At", kind="date")],
         lambda o, now: [_name(o), o["metadata"].get("creationTimestamp", "")],
     ),
+    **{("rbac.authorization.k8s.io", kind): ([_NAME, _column("Created At", kind="date")], lambda o, now: [_name(o), o["metadata"].get("creationTimestamp", "")])
+       for kind in ("Role", "ClusterRole")},
+    **{("rbac.authorization.k8s.io", kind): (
+        [_NAME, _column("Role"), _AGE, _column("Users", 1), _column("Groups", 1), _column("ServiceAccounts", 1)],
+        lambda o, now: _binding_cells(o, now),
+    ) for kind in ("RoleBinding", "ClusterRoleBinding")},
 }
+
+
+def _binding_cells(obj: dict, now: datetime) -> list:
+    """kube's printRoleBinding: ROLE is Kind/name; subjects by kind, ServiceAccounts as namespace/name."""
+    ref = obj.get("roleRef") if isinstance(obj.get("roleRef"), dict) else {}
+    by_kind: dict[str, list[str]] = {"User": [], "Group": [], "ServiceAccount": []}
+    for subject in obj.get("subjects") or []:
+        if isinstance(subject, dict) and subject.get("kind") in by_kind:
+            name = subject.get("name", "")
+            by_kind[subject["kind"]].append(f"{subject.get('namespace', '')}/{name}" if subject["kind"] == "ServiceAccount" else name)
+    return [_name(obj), f"{ref.get('kind', '')}/{ref.get('name', '')}", _created(obj, now), *(", ".join(by_kind[k]) for k in ("User", "Group", "ServiceAccount"))]

@@ -1,7 +1,7 @@
 """Reset: back to a fresh cluster, for the control API (``POST /mockapi/v1/reset``) and test fixtures.
 
 Every object goes except the default namespaces, what a cluster makes for itself (the system
-PriorityClasses, each namespace's ``default`` ServiceAccount) and, unless asked otherwise, the
+PriorityClasses, each namespace's ``default`` ServiceAccount, RBAC's bootstrap roles and bindings) and, unless asked otherwise, the
 CustomResourceDefinitions (and so the kinds they serve). Each deletion is a real one, with a
 DELETED event at a new resourceVersion, so watchers and controllers see the objects go and the
 resourceVersion keeps counting up, as it would on a cluster. Finalizers do not hold anything back:
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from mockapi import errors
-from mockapi.registry import scheduling, serviceaccounts
+from mockapi.registry import rbac, scheduling, serviceaccounts
 from mockapi.registry.crds import CRDS, GROUP as CRD_GROUP, KIND as CRD_KIND
 from mockapi.registry.namespaces import NAME_LABEL, NAMESPACES, PROTECTED_NAMESPACES
 from mockapi.registry.options import WriteOptions
@@ -47,7 +47,7 @@ def reset(registry: Registry, *, keep_crds: bool = True, keep_namespaces: bool =
 
 def _delete_all(registry: Registry, resource) -> int:
     rt = next((t for t in registry.types.all() if t.group_resource == resource), None)
-    victims = [s for s in registry.store.iterate(resource) if not system_object(resource, s.name)]
+    victims = [s for s in registry.store.iterate(resource) if not system_object(resource, s.name, raw=s.raw)]
     for stored in victims:
         if rt is None:  # objects of a kind no longer served: nothing to run for them
             registry.store.delete(resource, stored.namespace, stored.name)
@@ -56,10 +56,13 @@ def _delete_all(registry: Registry, resource) -> int:
     return len(victims)
 
 
-def system_object(resource, name: str) -> bool:
-    """Objects a fresh cluster has beside the namespaces: a reset keeps them."""
+def system_object(resource, name: str, *, raw: bytes = b"") -> bool:
+    """Objects a fresh cluster has beside the namespaces: a reset keeps them (with ``raw``, the
+    stored object, also RBAC's bootstrap roles and bindings, labelled as kube labels them)."""
     if resource == SERVICE_ACCOUNTS:
         return name == serviceaccounts.DEFAULT
+    if resource in (rbac.CLUSTER_ROLES, rbac.CLUSTER_ROLE_BINDINGS):
+        return rbac.BOOTSTRAP_LABEL in raw
     return resource == scheduling.PRIORITY_CLASSES and name in scheduling.SYSTEM_CLASSES
 
 

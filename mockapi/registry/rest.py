@@ -73,6 +73,9 @@ class Registry:
         types.on_change(self._schemas_changed)
         # pods bound to a node are deleted gracefully, for a kubelet to end (the simulated kubelet runs)
         self.kubelet = False
+        # The server's authorizer when it is not AlwaysAllow (mockapi.auth.rbac.RBACAuthorizer sets
+        # itself): RBAC's escalation checks and the access reviews ask it (registry/rbac.Access).
+        self.access: Any = None
         self.cluster = Cluster(
             store=store, types=types, now=self.now, delete=self._delete_quietly, write=self._write, remove=self._remove,
             create=self._create_quietly, service_ranges=service_ranges or ServiceRanges(),
@@ -103,6 +106,11 @@ class Registry:
             return ()
         return tuple(key for key, value in obj.items() if key not in _TYPE_META and type(value) in (dict, list) and key in old
                      and _same_json(value, old[key]))
+
+    def _not_create_only(self, rt: ResourceType) -> None:
+        """Kinds that are only answered (access reviews) have no other verb: kube's 405."""
+        if self.strategy(rt).answers_create:
+            raise errors.method_not_allowed()
 
     def strategy(self, rt: ResourceType) -> strategies.Strategy:
         found = self._strategies.get(rt)
@@ -142,12 +150,14 @@ class Registry:
 
     # ------------------------------------------------------------------- reads
     def get(self, rt: ResourceType, namespace: str, name: str) -> Stored:
+        self._not_create_only(rt)
         stored = self.store.get(rt.group_resource, _ns(rt, namespace), name)
         if stored is None:
             raise errors.not_found(rt.group_resource, name)
         return conversion.served_stored(rt, stored)
 
     def list(self, rt: ResourceType, namespace: str, opts: ListOptions) -> Page:
+        self._not_create_only(rt)
         predicate = self.predicate(rt, opts)
         namespace = _ns(rt, namespace) or None
         rv, after = self._list_start(opts)
@@ -233,6 +243,7 @@ class Registry:
     def watch(self, rt: ResourceType, namespace: str, opts: ListOptions, *, encode=None) -> Watcher:
         """Start a watch: "" / "0" → synthetic ADDED for the current state, then changes; N → replay
         from history after N (410 Expired if too old); sendInitialEvents → state then a bookmark."""
+        self._not_create_only(rt)
         predicate = self.predicate(rt, opts)
         namespace = _ns(rt, namespace) or None
         rv_text = opts.resource_version
@@ -258,6 +269,8 @@ class Registry:
     def create(self, rt: ResourceType, namespace: str, body: Any, opts: WriteOptions, *, applied: bool = False) -> Written:
         obj = self._check_body(rt, body, namespace)
         strategy = self.strategy(rt)
+        if strategy.answers_create:
+            return self._answer(rt, strategy, obj, opts)
         meta = obj["metadata"]
         for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(key, None)
@@ -270,6 +283,7 @@ class Registry:
         else:
             meta.pop("generation", None)
         strategy.prepare_for_create(obj)
+        strategy.check_requester(self.cluster, obj, None, opts.user, self.access)
         self._admit(rt, obj, None, opts)
         if not applied:
             self._track_fields(rt, None, obj, opts, subresource="")
@@ -286,6 +300,18 @@ class Registry:
         strategy.after_store(self.cluster, obj, None)
         return Written(conversion.served(rt, stored.raw), created=True)
 
+    def _answer(self, rt: ResourceType, strategy: strategies.Strategy, obj: dict, opts: WriteOptions) -> Written:
+        """A create-only kind (the access reviews): pruned, defaulted and validated by its schema and
+        strategy (no name needed), then answered and forgotten: no resourceVersion, no event."""
+        outcome = structural.apply_schema(rt.schema, obj) if rt.schema else None
+        problems = list(outcome.errors) if outcome else []
+        if strategy.typed:
+            _raise_decode_errors(rt, problems)
+        problems += strategy.validate(obj, None)
+        if problems:
+            raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), problems)
+        return Written(orjson.dumps(strategy.answer(self.cluster, obj, opts.user, self.access)), created=True)
+
     def _generate_name(self, rt: ResourceType, obj: dict) -> str:
         meta = obj["metadata"]
         prefix = meta["generateName"][:58]
@@ -299,6 +325,7 @@ class Registry:
 
     # ------------------------------------------------------------------ update
     def update(self, rt: ResourceType, namespace: str, name: str, body: Any, opts: WriteOptions, *, subresource: str = "") -> Written:
+        self._not_create_only(rt)
         obj = self._check_body(rt, body, namespace, name=name)
         current = self.store.get(rt.group_resource, _ns(rt, namespace), name)
         if current is None:
@@ -332,6 +359,7 @@ class Registry:
         meta = obj["metadata"]
         if strategy.tracks_generation and _generation_content(rt, obj) != _generation_content(rt, old):
             meta["generation"] = old_meta.get("generation", 0) + 1
+        strategy.check_requester(self.cluster, obj, old, opts.user, self.access)
         self._admit(rt, obj, old, opts)
         if not applied:
             self._track_fields(rt, old, obj, opts, subresource=subresource)
@@ -352,6 +380,7 @@ class Registry:
 
     # ------------------------------------------------------------------- patch
     def patch(self, rt: ResourceType, namespace: str, name: str, patch_type: str, document: Any, opts: WriteOptions, *, subresource: str = "") -> Written:
+        self._not_create_only(rt)
         if patch_type == STRATEGIC_PATCH and not rt.builtin:
             raise errors.unsupported_media_type(patch_type, CUSTOM_PATCH_TYPES)
         if patch_type == APPLY_PATCH and not opts.field_manager:
@@ -443,6 +472,7 @@ class Registry:
     # ------------------------------------------------------------------ delete
     def delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> tuple[Written, bool]:
         """Delete or mark for deletion. Returns (the object, whether it is gone now)."""
+        self._not_create_only(rt)
         current = self.get(rt, namespace, name)
         obj = current.load()
         meta = obj["metadata"]
@@ -536,6 +566,7 @@ class Registry:
         return True
 
     def delete_collection(self, rt: ResourceType, namespace: str, list_opts: ListOptions, opts: DeleteOptions) -> list[bytes]:
+        self._not_create_only(rt)
         page = self.list(rt, namespace, ListOptions(label_selector=list_opts.label_selector, field_selector=list_opts.field_selector))
         deleted = []
         for stored in page.items:

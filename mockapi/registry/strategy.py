@@ -93,6 +93,18 @@ class Strategy:
     def admit(self, cluster: "Cluster", obj: dict) -> None:
         """Admission on create, after validation (raise a StatusError to refuse)."""
 
+    # Who writes: the requester (WriteOptions.user; None in-process) and the server's authorizer
+    # (Registry.access; None for AlwaysAllow). RBAC's escalation checks (registry/rbac.py).
+    def check_requester(self, cluster: "Cluster", obj: dict, old: dict | None, requester: Any, access: Any) -> None:
+        """Refuse (raise) a write the requester may not make whatever the request's own authorization."""
+
+    # Create-only kinds answered and never stored (the access reviews: registry/reviews.py).
+    answers_create = False
+
+    def answer(self, cluster: "Cluster", obj: dict, requester: Any, access: Any) -> dict:
+        """The response to a create of an ``answers_create`` kind, after validation."""
+        raise NotImplementedError
+
     def before_store(self, cluster: "Cluster", obj: dict, old: dict | None) -> None:
         """Last changes to a valid object about to be stored (not on dry run: see rest)."""
 

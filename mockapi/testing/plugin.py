@@ -11,6 +11,13 @@ nothing heavy; a server starts when a test first asks for one of them.
   makes requests fail, wait or break (docs/fault-injection.md).
 - ``kube_client`` (function): a ``kubernetes.client.ApiClient`` for it, closed after the test.
 - ``kubeconfig_path`` (function): a kubeconfig file for it (for kubectl, or client libraries).
+- ``mockapi_rbac_server`` (session) and ``mockapi_rbac`` (function): the same for a second server
+  with authentication and RBAC on (``MockAPIServer(rbac=True)``, HTTPS): ``mockapi_rbac.user_client(...)``,
+  ``.service_account_client(ns, name)``, ``.kubeconfig_for(...)`` act as anyone; the handle itself is
+  an admin (docs/auth.md). Started only when a test asks for it.
+
+With ``MOCKAPI_URL`` set, ``MOCKAPI_TOKEN`` (an admin's bearer token) and ``MOCKAPI_CA_FILE`` (its CA)
+reach a server that authenticates; ``MOCKAPI_RBAC_URL`` (with the same two) names the RBAC one.
 
 ``@pytest.mark.mockapi(load=[...], allocation="manual", delay=..., jitter=...)``: manifests to apply
 (files, directories or YAML text; relative paths from the rootdir) and the allocation mode.
@@ -41,11 +48,35 @@ def mockapi_server():
 
     url = os.environ.get(URL_VARIABLE)
     if url:
-        with connect(url) as handle:
+        with connect(url, token=os.environ.get("MOCKAPI_TOKEN"), ca_file=os.environ.get("MOCKAPI_CA_FILE")) as handle:
             yield handle
         return
     with MockAPIServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def mockapi_rbac_server():
+    """One mockapi with authentication and RBAC on, for the session (or the one at ``$MOCKAPI_RBAC_URL``)."""
+    from mockapi.testing.server import MockAPIServer, connect
+
+    url = os.environ.get("MOCKAPI_RBAC_URL")
+    if url:
+        with connect(url, token=os.environ.get("MOCKAPI_TOKEN"), ca_file=os.environ.get("MOCKAPI_CA_FILE")) as handle:
+            yield handle
+        return
+    with MockAPIServer(rbac=True) as server:
+        yield server
+
+
+@pytest.fixture
+def mockapi_rbac(mockapi_rbac_server, request):
+    """The RBAC server, reset, with this test's ``@pytest.mark.mockapi`` applied (as the admin)."""
+    mockapi_rbac_server.reset()
+    marker = request.node.get_closest_marker("mockapi")
+    if marker is not None:
+        _apply(mockapi_rbac_server, marker, request.config.rootpath)
+    return mockapi_rbac_server
 
 
 @pytest.fixture

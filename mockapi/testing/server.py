@@ -39,30 +39,88 @@ StrPath = str | Path
 
 
 class MockAPI:
-    """A handle on a running mockapi at ``url``: kubeconfig, API client, and the control endpoints."""
+    """A handle on a running mockapi at ``url``: kubeconfig, API client, and the control endpoints.
 
-    def __init__(self, url: str) -> None:
+    ``token``: the bearer token to send (a server with authentication on: an admin's, in
+    ``system:masters``, for the control endpoints); ``ca_file``: the CA to trust over HTTPS.
+    """
+
+    def __init__(self, url: str, *, token: str | None = None, ca_file: StrPath | None = None) -> None:
         self.url = url.rstrip("/")
+        self.token = token
+        self.ca_file = str(ca_file) if ca_file is not None else None
         self._directory: str | None = None
         self._kubeconfig: Path | None = None
+        self._ssl = None
 
     # ------------------------------------------------------------ connecting
     @property
     def kubeconfig_path(self) -> Path:
         """A kubeconfig for this server in a temporary directory (removed by :meth:`close`)."""
         if self._kubeconfig is None:
-            self._directory = tempfile.mkdtemp(prefix="mockapi-")
-            self._kubeconfig = Path(self._directory) / "kubeconfig"
-            self._kubeconfig.write_text(self._text("GET", "/mockapi/v1/kubeconfig"))
+            self._kubeconfig = self._write_kubeconfig("kubeconfig", self._kubeconfig_query(self.token))
         return self._kubeconfig
 
     def api_client(self):
-        """A new ``kubernetes.client.ApiClient`` for this server (close it, or use it in ``with``)."""
+        """A new ``kubernetes.client.ApiClient`` for this server (close it, or use it in ``with``), as
+        the admin when authentication is on."""
+        return self._client(self.token)
+
+    # ------------------------------------------------------------ users (authentication on)
+    def user_token(self, name: str, *, groups: Iterable[str] = (), uid: str = "") -> str:
+        """A new bearer token for user ``name`` in ``groups`` (``system:authenticated`` is added)."""
+        body = json.dumps({"name": name, "groups": list(groups), "uid": uid}).encode()
+        return self._json("POST", "/mockapi/v1/users", body)["token"]
+
+    def user_client(self, name: str, *, groups: Iterable[str] = (), uid: str = ""):
+        """A ``kubernetes.client.ApiClient`` authenticated as ``name`` in ``groups``."""
+        return self._client(self.user_token(name, groups=groups, uid=uid))
+
+    def service_account_client(self, namespace: str, name: str):
+        """A client authenticated as the ServiceAccount ``namespace/name`` (user
+        ``system:serviceaccount:NS:NAME``, groups ``system:serviceaccounts``, ``system:serviceaccounts:NS``)."""
+        user, groups = service_account_identity(namespace, name)
+        return self.user_client(user, groups=groups)
+
+    def kubeconfig_for(self, name: str, *, groups: Iterable[str] = ()) -> Path:
+        """A kubeconfig file (``kubectl --kubeconfig``) authenticated as ``name`` in ``groups``."""
+        token = self.user_token(name, groups=groups)
+        return self._write_kubeconfig(f"kubeconfig-{_file_name(name)}-{token[:8]}", self._kubeconfig_query(token))
+
+    def service_account_kubeconfig(self, namespace: str, name: str) -> Path:
+        user, groups = service_account_identity(namespace, name)
+        return self.kubeconfig_for(user, groups=groups)
+
+    # ------------------------------------------------------------ the audit log
+    def audit_events(self, *, limit: int | None = None) -> list[dict]:
+        """Recent audit events (``audit.k8s.io/v1`` Event objects), oldest first."""
+        return self._json("GET", "/mockapi/v1/audit" + (f"?limit={limit}" if limit else ""))["items"]
+
+    def clear_audit(self) -> None:
+        self._json("DELETE", "/mockapi/v1/audit")
+
+    def _client(self, token: str | None):
         from kubernetes import client
 
         configuration = client.Configuration()
         configuration.host = self.url
+        if token:
+            configuration.api_key = {"authorization": token}
+            configuration.api_key_prefix = {"authorization": "Bearer"}
+        if self.ca_file:
+            configuration.ssl_ca_cert = self.ca_file
         return client.ApiClient(configuration)
+
+    def _kubeconfig_query(self, token: str | None) -> str:
+        return "" if token is None else "?" + urllib.parse.urlencode({"token": token})
+
+    def _write_kubeconfig(self, name: str, query: str) -> Path:
+        if self._directory is None:
+            self._directory = tempfile.mkdtemp(prefix="mockapi-")
+        path = Path(self._directory) / name
+        path.write_text(self._text("GET", "/mockapi/v1/kubeconfig" + query))
+        path.chmod(0o600)
+        return path
 
     def close(self) -> None:
         if self._directory is not None:
@@ -142,8 +200,14 @@ class MockAPI:
 
     def _request(self, method: str, path: str, body: bytes | None) -> bytes:
         request = urllib.request.Request(self.url + path, data=body, method=method)
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        if self.ca_file and self._ssl is None:
+            import ssl
+
+            self._ssl = ssl.create_default_context(cafile=self.ca_file)
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=30, context=self._ssl) as response:
                 return response.read()
         except urllib.error.HTTPError as exc:
             raise _status_error(exc) from None
@@ -272,25 +336,43 @@ class MockAPIServer(MockAPI):
     ``garbage_collector=False`` one by one).
     ``server`` is the composition root (:class:`mockapi.app.Server`): its registry lives in the
     server's thread, so use the HTTP API or the methods here to change state.
+
+    Authentication (docs/auth.md): ``authentication=True`` makes every request need a token;
+    ``rbac=True`` also authorizes with RBAC. Then :meth:`api_client`, :meth:`kubeconfig_path` and the
+    control methods act as an admin (``system:masters``), and :meth:`user_client`,
+    :meth:`kubeconfig_for` and :meth:`service_account_client` as anyone else. ``authorizer=`` puts
+    any :class:`mockapi.auth.authz.Authorizer` in RBAC's place. ``tls=True`` serves HTTPS with a CA
+    generated for the run (``ca_file``), trusted by every client and kubeconfig given out here; it is
+    the default with authentication, as kubectl sends no credentials over plain HTTP.
     """
 
-    def __init__(self, *, load: StrPath | Iterable[StrPath] = (), host: str = "127.0.0.1", port: int = 0, log_level: str = "warning", **settings: Any) -> None:
+    def __init__(
+        self, *, load: StrPath | Iterable[StrPath] = (), host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
+        rbac: bool = False, tls: bool | None = None, authorizer: Any = None, **settings: Any,
+    ) -> None:  # fmt: skip
         super().__init__("")
         self._options = dict(settings, host=host, port=port, log_level=log_level)
+        if rbac:
+            self._options["authorization_mode"] = "RBAC"
+        authenticating = rbac or authorizer is not None or any(settings.get(k) for k in ("authentication", "token_auth_file", "client_ca_file"))
+        # kubectl (client-go) sends credentials over HTTPS only: with authentication, TLS unless told otherwise
+        self._tls = authenticating if tls is None else tls
+        self._authorizer = authorizer
         self._load = load
         self.server = None
         self._uvicorn = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
+        self._certificates: str | None = None
 
     def start(self) -> "MockAPIServer":
-        settings = self._build()
-        config = uvicorn.Config(self.server.app, log_level=settings.log_level, log_config=None, access_log=False, lifespan="on")
+        settings, tls_options = self._build()
+        config = uvicorn.Config(self.server.app, log_level=settings.log_level, log_config=None, access_log=False, lifespan="on", **tls_options)
         self._uvicorn = _ThreadedServer(config)
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._socket]}, name=f"mockapi:{settings.port}", daemon=True)
         self._thread.start()
         self._wait_started()
-        self.url = f"http://{settings.host}:{settings.port}"
+        self.url = f"{'https' if tls_options else 'http'}://{settings.host}:{settings.port}"
         try:
             if self._load:
                 self.load(self._load)
@@ -307,9 +389,13 @@ class MockAPIServer(MockAPI):
         gc.disable()
         try:
             from mockapi import app as app_
+            from mockapi.auth import tls
             from mockapi.settings import Settings
 
             options = dict(self._options)
+            if self._tls:
+                self._certificates = tempfile.mkdtemp(prefix="mockapi-certs-")
+                options["generate_certs"] = Path(self._certificates)
             if "allocator" in {f.name for f in dataclasses.fields(Settings)}:
                 options.setdefault("allocator", True)
                 # as in `mockapi serve`: the controllers run with the allocator (allocator=False: the API alone)
@@ -318,8 +404,13 @@ class MockAPIServer(MockAPI):
             settings = Settings(**options)
             self._socket = _bind(settings.host, settings.port)
             settings.port = self._socket.getsockname()[1]
-            self.server = app_.build(settings)
-            return settings
+            tls_options = tls.prepare(settings)
+            self.server = app_.build(settings, authorizer=self._authorizer)
+            if self.server.tokens is not None:
+                self.token = self.server.tokens.mint(tls.ADMIN_USER, groups=tls.ADMIN_GROUPS)
+            if self._tls:
+                self.ca_file = str(Path(self._certificates) / "ca.crt")
+            return settings, tls_options
         finally:
             if collecting:
                 gc.enable()
@@ -340,6 +431,9 @@ class MockAPIServer(MockAPI):
         if self._socket is not None:
             self._socket.close()
             self._socket = None
+        if self._certificates is not None:
+            shutil.rmtree(self._certificates, ignore_errors=True)
+            self._certificates = None
         self.close()
 
     def __enter__(self) -> "MockAPIServer":
@@ -349,9 +443,19 @@ class MockAPIServer(MockAPI):
         self.stop()
 
 
-def connect(url: str) -> MockAPI:
-    """A handle on a mockapi that is already running (``mockapi serve``, a container)."""
-    return MockAPI(url)
+def connect(url: str, *, token: str | None = None, ca_file: StrPath | None = None) -> MockAPI:
+    """A handle on a mockapi that is already running (``mockapi serve``, a container); ``token``:
+    an admin's bearer token when it authenticates, ``ca_file``: its CA over HTTPS."""
+    return MockAPI(url, token=token, ca_file=ca_file)
+
+
+def service_account_identity(namespace: str, name: str) -> tuple[str, list[str]]:
+    """The user name and groups a ServiceAccount's token authenticates as."""
+    return f"system:serviceaccount:{namespace}:{name}", ["system:serviceaccounts", f"system:serviceaccounts:{namespace}"]
+
+
+def _file_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 class _ThreadedServer(uvicorn.Server):
