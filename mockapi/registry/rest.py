@@ -565,6 +565,9 @@ class Registry:
             meta = body["metadata"] = {}
         if not isinstance(meta, dict):
             raise errors.bad_request(f"{rt.kind} in version \"{rt.version}\" cannot be handled as a {rt.kind}: metadata must be an object")
+        undecodable = meta_rules.decode_error(meta)
+        if undecodable:
+            raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {undecodable}')
         if rt.namespaced:
             body_ns = meta.get("namespace")
             if body_ns and namespace and body_ns != namespace:
