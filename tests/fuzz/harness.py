@@ -112,7 +112,7 @@ class FuzzServer:
     def send(self, method: str, target: str, body: bytes | None = None, headers: list[tuple[str, str]] | None = None,
              *, stream: bool = False) -> Answer:  # fmt: skip
         """One request, the target (path and query) sent as given; ``stream``: read no body of a
-        200 whose content type is a watch stream (a watch may last; its headers may not)."""
+        chunked 200, a watch's stream (a watch may last; its headers may not)."""
         connection = http.client.HTTPConnection(self.host, self.port, timeout=HANG_SECONDS)
         started = time.monotonic()
         try:
@@ -124,7 +124,7 @@ class FuzzServer:
             connection.endheaders(body)
             response = connection.getresponse()
             found = {name.lower(): value for name, value in response.getheaders()}
-            watching = "watch" in found.get("content-type", "") and response.status == 200
+            watching = response.status == 200 and found.get("transfer-encoding") == "chunked"  # a watch: it streams
             content = b"" if stream and watching else response.read()
             return Answer(response.status, found, content, time.monotonic() - started)
         except (OSError, http.client.HTTPException) as error:
@@ -155,11 +155,20 @@ def problems(server: FuzzServer, method: str, answer: Answer, *, protocol: bool 
         return found
     if answer.status == 0:
         found.append(f"no answer: {answer.error}")
-    elif answer.status >= 500:
+    elif answer.status >= 500 and not _too_large_resource_version(answer):
         found.append(f"answered {answer.status}: {answer.body[:300]!r}")
     elif answer.status >= 400 and method != "HEAD":
         found.extend(_status_problems(answer))
     return found
+
+
+def _too_large_resource_version(answer: Answer) -> bool:
+    """kube-apiserver's own 5xx: a list or watch from a resourceVersion the store has not reached
+    waits a moment, then answers 504 Timeout with the cause ResourceVersionTooLarge (retry later)."""
+    if answer.status != 504:
+        return False
+    causes = (orjson.loads(answer.body).get("details") or {}).get("causes") or []
+    return any(cause.get("reason") == "ResourceVersionTooLarge" for cause in causes)
 
 
 def _status_problems(answer: Answer) -> list[str]:

@@ -15,8 +15,9 @@ An entry (docs/fuzzing.md):
       setup: [...]                                 # optional: entries sent first (their answers unchecked)
       protocol: true                               # refused below HTTP: no Status required
 
-``expr`` is evaluated without builtins (``'[' * 30000``, ``b'\\xff'``) for bodies too big or too
-binary to write out.
+``expr`` (a body), ``path_expr`` and ``headers_expr`` (a list of pairs) are Python expressions,
+evaluated with a few builtins only (``'[' * 30000``, ``b'\\xff'``, ``range``), for inputs too big or
+too binary to write out.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tests.fuzz.harness import WRITES, FuzzServer, problems
 pytestmark = pytest.mark.fuzz
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
+_BUILTINS = {"range": range, "hex": hex, "chr": chr, "str": str, "len": len}
 
 
 def _entries() -> list:
@@ -46,17 +48,21 @@ def _body(entry: dict) -> bytes | None:
     if "json" in entry:
         return orjson.dumps(entry["json"])
     if "expr" in entry:
-        value = eval(entry["expr"], {"__builtins__": {}})  # noqa: S307 - the repository's own test data
+        value = _eval(entry["expr"])
         return value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
     if "body" in entry:
         return entry["body"].encode("utf-8", "surrogatepass")
     return None
 
 
+def _eval(expression: str):
+    return eval(expression, {"__builtins__": _BUILTINS})  # noqa: S307 - the repository's own test data
+
+
 def _send(server: FuzzServer, entry: dict):
     method = entry.get("method", "GET")
-    headers = [tuple(pair) for pair in entry.get("headers", [])]
-    path = eval(entry["path_expr"], {"__builtins__": {}}) if "path_expr" in entry else entry["path"]  # noqa: S307
+    headers = [tuple(pair) for pair in (_eval(entry["headers_expr"]) if "headers_expr" in entry else entry.get("headers", []))]
+    path = _eval(entry["path_expr"]) if "path_expr" in entry else entry["path"]
     return method, server.send(method, path, _body(entry), headers, stream=True)
 
 
