@@ -241,7 +241,7 @@ def _observe(server: Server, kube: KubeAPI, fallback) -> None:
         except loader.LoadError as exc:
             raise errors.bad_request(str(exc)) from None
 
-    plane = control.ControlPlane(registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate)
+    plane = control.ControlPlane(registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate, max_body=server.settings.max_body)
     fallback.mount(lambda app: control.mount(app, plane))
     fallback.add_route("/metrics", server.metrics.endpoint(), methods=["GET"])
 

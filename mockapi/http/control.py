@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from mockapi import decoding, errors
-from mockapi.http import responses
+from mockapi.http import bodies, responses
 from mockapi.registry import reset as resets
 from mockapi.registry.options import ListOptions
 from mockapi.registry.rest import Registry
@@ -116,6 +116,7 @@ class ControlPlane:
     load: Callable[[bytes, str], Any]  # (YAML, source name) → applied (mockapi.loader.load_text)
     seed_crds: Callable[[], list[dict]]  # our CRDs as generated, restored by reset(keepCRDs=false)
     gate: Any = None  # mockapi.controllers.gate.AllocationGate (duck-typed: http sits below controllers)
+    max_body: int = bodies.DEFAULT_MAX_BODY  # --max-body: the control API's bodies are bounded as the API's are
 
     def reset(self, *, keep_crds: bool = True, keep_namespaces: bool = False) -> dict:
         deleted = resets.reset(self.registry, keep_crds=keep_crds, keep_namespaces=keep_namespaces, seed_crds=self.seed_crds)
@@ -224,7 +225,7 @@ def mount(app, control: ControlPlane) -> None:
 
     @app.post(f"{PREFIX}/load")
     async def load(request: Request) -> Response:
-        loaded = control.load(await request.body(), request.query_params.get("source") or "request body")
+        loaded = control.load(await _read(request, control), request.query_params.get("source") or "request body")
         return json({"created": loaded.created, "configured": loaded.configured, "unchanged": loaded.unchanged})
 
     @app.get(f"{PREFIX}/snapshot")
@@ -249,7 +250,7 @@ def mount(app, control: ControlPlane) -> None:
 
     @app.put(f"{PREFIX}/allocation")
     async def configure_allocation(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await _json_body(request, control)
         gate = _gate(control)
         try:
             gate.configure(mode=body.get("mode"), delay=body.get("delaySeconds"), jitter=body.get("jitterSeconds"))
@@ -259,14 +260,20 @@ def mount(app, control: ControlPlane) -> None:
 
     @app.post(f"{PREFIX}/allocation/step")
     async def step(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await _json_body(request, control)
         gate = _gate(control)
         stepped = gate.step(_claim_key(gate, body), all=bool(body.get("all")))
         return json({"stepped": [key.to_dict() for key in stepped], **gate.describe()})
 
 
-async def _json_body(request) -> dict:
-    raw = await request.body()
+async def _read(request: Request, control: ControlPlane) -> bytes:
+    """The request's body, refused with 413 past --max-body before it is read whole."""
+    declared = request.headers.get("content-length", "")
+    return await bodies.read(request.receive, limit=control.max_body, declared_length=int(declared) if declared.isdigit() else None)
+
+
+async def _json_body(request, control: ControlPlane) -> dict:
+    raw = await _read(request, control)
     if not raw.strip():
         return {}
     body = decoding.decode_json(raw)
