@@ -30,7 +30,9 @@ def fuzz_examples(request) -> int:
 
 @pytest.fixture
 def server(fuzz_server):
-    """The shared server, checked alive around each test: one that died takes its log with it."""
+    """The shared server, checked alive around each test (one that died takes its log with it),
+    with its run-time CRD served again after each."""
     assert fuzz_server.alive(), fuzz_server.log()
     yield fuzz_server
     assert fuzz_server.alive(), fuzz_server.log()
+    fuzz_server.ensure_crd()  # a control reset (or a fuzzed DELETE) may have taken it

@@ -93,6 +93,12 @@ class FuzzServer:
         self.url = line.split("serving on ", 1)[1].split()[0]
         parsed = urllib.parse.urlsplit(self.url)
         self.host, self.port = parsed.hostname, parsed.port
+        self.ensure_crd()
+
+    def ensure_crd(self) -> None:
+        """Serve the run-time kind (Widget), if it is not served already."""
+        if self.send("GET", "/apis/fuzz.example.com/v1/namespaces/default/widgets?limit=1").status == 200:
+            return
         created = self.send("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", orjson.dumps(WIDGET_CRD))
         assert created.status == 201, created
 
