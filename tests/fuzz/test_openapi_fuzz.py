@@ -3,7 +3,8 @@ its own OpenAPI v3 documents (schemathesis draws the requests; both schema-valid
 data). Each response must pass :func:`tests.fuzz.harness.problems` (no 5xx, no hang, a live
 server, every error a v1 Status) and a refused write must leave the store's resourceVersion as it was.
 
-The number of examples per operation and generation mode is ``--fuzz-examples`` (default 3).
+The number of examples per operation and generation mode is ``--fuzz-examples`` (default 3); from
+10 on, a sample of schemathesis' coverage cases (20 per example) is sent as well.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ GROUP_VERSIONS = [
     "apis/fuzz.example.com/v1",  # the CRD the harness registers at run time
     "apis/scheduling.k8s.io/v1",
 ]
+COVERAGE_FROM = 10  # --fuzz-examples from which schemathesis' coverage cases are sent too
 # Names that exist, besides the random ones: requests on them reach past "not found".
 KNOWN = {"namespace": "default", "name": "default"}
 
@@ -52,9 +54,33 @@ def test_no_request_from_the_openapi_document_breaks_the_server(server, fuzz_exa
         operation = result.ok()
         try:
             _fuzz(server, operation, fuzz_examples)
+            if fuzz_examples >= COVERAGE_FROM:
+                _cover(server, schema, operation, fuzz_examples * 20)
         except AssertionError as failure:
             failures.append(f"{operation.method.upper()} {operation.path}: {failure}")
     assert not failures, "\n".join(failures) + "\n--- server log ---\n" + server.log()
+
+
+def _cover(server: FuzzServer, schema, operation, most: int) -> None:
+    """schemathesis' coverage cases (each keyword of the schema at its edges: nulls, wrong types,
+    bounds, missing required fields), evenly sampled down to ``most``; too slow to draw for CI."""
+    modes = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
+    cases = list(schema.iter_coverage_cases(operation, generation_modes=modes, generation_config=schema.config.generation_for(operation=operation)))
+    for case in cases[:: max(1, len(cases) // most)]:
+        found = _check(server, *_request(server, case))
+        assert not found, f"{'; '.join(found)}: {case.as_curl_command()}"
+
+
+def _check(server: FuzzServer, method: str, target: str, body: bytes | None, headers: list[tuple[str, str]]) -> list[str]:
+    """Send one request: what is wrong with its answer, and whether a refused write changed the store."""
+    before = server.resource_version() if method in WRITES else None
+    answer = server.send(method, target, body, headers, stream=True)
+    found = problems(server, method, answer)
+    if before is not None and 400 <= answer.status < 500 and server.alive():
+        after = server.resource_version()
+        if after != before:
+            found.append(f"a refused {method} ({answer.status}) changed the store: resourceVersion {before} → {after}")
+    return found
 
 
 def _fuzz(server: FuzzServer, operation, examples: int) -> None:
@@ -69,13 +95,7 @@ def _fuzz(server: FuzzServer, operation, examples: int) -> None:
     def run(case):
         method, target, body, headers = _request(server, case)
         note(f"{method} {target} {headers} {body[:500] if body else body!r}")
-        before = server.resource_version() if method in WRITES else None
-        answer = server.send(method, target, body, headers, stream=True)
-        found = problems(server, method, answer)
-        if before is not None and 400 <= answer.status < 500 and server.alive():
-            after = server.resource_version()
-            if after != before:
-                found.append(f"a refused {method} ({answer.status}) changed the store: resourceVersion {before} → {after}")
+        found = _check(server, method, target, body, headers)
         assert not found, "; ".join(found)
 
     run()
