@@ -20,7 +20,7 @@ pytest_plugins = ["pytester"]  # tests/testing/test_plugin.py runs small suites 
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--fuzz-examples", type=int, default=None, help="examples per operation in tests/fuzz (default 3; MOCKAPI_FUZZ_EXAMPLES)")
+    parser.addoption("--fuzz-examples", type=int, default=None, help="how long tests/fuzz runs: 2 x N requests per operation (default 3; MOCKAPI_FUZZ_EXAMPLES)")
 
 
 def pytest_configure(config) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from tests.fuzz.harness import FuzzServer
 
-DEFAULT_EXAMPLES = 3  # per operation and generation mode: the whole fuzz run stays under a minute on 2 cores
+DEFAULT_EXAMPLES = 3  # 2 × 3 requests per operation: the whole fuzz run stays under a minute on 2 cores
 
 
 @pytest.fixture(scope="session")

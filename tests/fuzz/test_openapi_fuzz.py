@@ -3,8 +3,8 @@ its own OpenAPI v3 documents (schemathesis draws the requests; both schema-valid
 data). Each response must pass :func:`tests.fuzz.harness.problems` (no 5xx, no hang, a live
 server, every error a v1 Status) and a refused write must leave the store's resourceVersion as it was.
 
-The number of examples per operation and generation mode is ``--fuzz-examples`` (default 3); from
-10 on, a sample of schemathesis' coverage cases (20 per example) is sent as well.
+Each operation gets 2 × ``--fuzz-examples`` requests (default 3); from 10 on, also a sample of
+schemathesis' coverage cases (at most 20 × ``--fuzz-examples``).
 """
 
 from __future__ import annotations
