@@ -293,7 +293,7 @@ def _observe(server: Server, kube: KubeAPI, fallback) -> None:
     plane = control.ControlPlane(
         registry, server.requests, load=load, seed_crds=_seed_crds, gate=server.gate,
         faults=kube.faults, close_watches=server.store.close_all_watchers, compact=server.store.compact,
-        users=server.tokens, audit=server.audit, ca=ca, admin_certificate=admin,
+        users=server.tokens, audit=server.audit, ca=ca, admin_certificate=admin, max_body=settings.max_body,
     )  # fmt: skip
     fallback.mount(lambda app: control.mount(app, plane))
     fallback.add_route("/metrics", server.metrics.endpoint(), methods=["GET"])

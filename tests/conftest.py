@@ -19,6 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]  # tests/testing/test_plugin.py runs small suites that use our plugin
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption("--fuzz-examples", type=int, default=None, help="how long tests/fuzz runs: 2 x N requests per operation (default 3; MOCKAPI_FUZZ_EXAMPLES)")
+
+
 def pytest_configure(config) -> None:
     if not config.pluginmanager.has_plugin("mockapi"):
         config.pluginmanager.register(importlib.import_module("mockapi.testing.plugin"), "mockapi")

@@ -45,7 +45,7 @@ from starlette.responses import Response
 
 from mockapi import decoding, errors
 from mockapi.faults import FaultSet
-from mockapi.http import responses
+from mockapi.http import bodies, responses
 from mockapi.registry import reset as resets
 from mockapi.registry.options import ListOptions
 from mockapi.registry.rest import Registry
@@ -134,24 +134,8 @@ class ControlPlane:
     load: Callable[[bytes, str], Any]  # (YAML, source name) → applied (mockapi.loader.load_text)
     seed_crds: Callable[[], list[dict]]  # our CRDs as generated, restored by reset(keepCRDs=false)
     gate: Any = None  # mockapi.controllers.gate.AllocationGate (duck-typed: http sits below controllers)
-    faults: FaultSet = field(default_factory=FaultSet)
-    close_watches: Callable[[], int] = lambda: 0  # the store's: end every open watch, how many
-    compact: Callable[[], int] = lambda: 0  # the store's: forget the history, the oldest RV left
-    users: Any = None  # mockapi.auth.authn.TokenTable when authentication is on (duck-typed, as gate)
-    audit: Any = None  # mockapi.auth.audit.AuditLog when the audit log is on
-    ca: bytes | None = None  # the CA (PEM) of a server started with --generate-certs, for kubeconfigs
-    # ... and its admin's client certificate and key (PEM): the credentials of a kubeconfig given
-    # without a token (kubectl asks for a password over HTTPS when a kubeconfig names no credentials)
-    admin_certificate: tuple[bytes, bytes] | None = None
-
-    def mint(self, name: Any, groups: Any = (), uid: Any = "") -> str:
-        if self.users is None:
-            raise errors.StatusError(404, "NotFound", "authentication is off in this server: every request is allowed (see `mockapi serve --authentication`)", {})
-        if not isinstance(name, str) or not name:
-            raise errors.bad_request("name: Required value: a user needs a name")
-        if not isinstance(groups, list) or not all(isinstance(g, str) and g for g in groups):
-            raise errors.bad_request("groups: Invalid value: expected a list of group names")
-        return self.users.mint(name, groups=groups, uid=str(uid or ""))
+from mockapi.faults import FaultSet
+from mockapi.http import bodies, responses
 
     def reset(self, *, keep_crds: bool = True, keep_namespaces: bool = False) -> dict:
         self.faults.clear()  # first: the reset's own writes must not meet a rule
@@ -273,7 +257,7 @@ def mount(app, control: ControlPlane) -> None:
 
     @app.post(f"{PREFIX}/load")
     async def load(request: Request) -> Response:
-        loaded = control.load(await request.body(), request.query_params.get("source") or "request body")
+        loaded = control.load(await _read(request, control), request.query_params.get("source") or "request body")
         return json({"created": loaded.created, "configured": loaded.configured, "unchanged": loaded.unchanged})
 
     @app.get(f"{PREFIX}/snapshot")
@@ -296,7 +280,7 @@ def mount(app, control: ControlPlane) -> None:
 
     @app.post(f"{PREFIX}/users")
     async def mint_user(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await _json_body(request, control)
         name = body.get("name")
         token = control.mint(name, body.get("groups") or [], body.get("uid") or "")
         return json({"kind": "User", "name": name, "groups": body.get("groups") or [], "token": token}, 201)
@@ -318,7 +302,7 @@ def mount(app, control: ControlPlane) -> None:
 
     @app.put(f"{PREFIX}/allocation")
     async def configure_allocation(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await _json_body(request, control)
         gate = _gate(control)
         try:
             gate.configure(mode=body.get("mode"), delay=body.get("delaySeconds"), jitter=body.get("jitterSeconds"))
@@ -328,7 +312,7 @@ def mount(app, control: ControlPlane) -> None:
 
     @app.post(f"{PREFIX}/allocation/step")
     async def step(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await _json_body(request, control)
         gate = _gate(control)
         stepped = gate.step(_claim_key(gate, body), all=bool(body.get("all")))
         return json({"stepped": [key.to_dict() for key in stepped], **gate.describe()})
@@ -345,7 +329,7 @@ def _mount_faults(app, control: ControlPlane, json) -> None:
 
     @app.post(f"{PREFIX}/faults")
     async def add_fault(request: Request) -> Response:
-        return json(faults.add(await _json_body(request)).to_dict(), 201)
+        return json(faults.add(await _json_body(request, control)).to_dict(), 201)
 
     @app.delete(f"{PREFIX}/faults")
     async def clear_faults() -> Response:
@@ -369,8 +353,14 @@ def _mount_faults(app, control: ControlPlane, json) -> None:
         return json(faults.remove(rule_id).to_dict())
 
 
-async def _json_body(request) -> dict:
-    raw = await request.body()
+async def _read(request: Request, control: ControlPlane) -> bytes:
+    """The request's body, refused with 413 past --max-body before it is read whole."""
+    declared = request.headers.get("content-length", "")
+    return await bodies.read(request.receive, limit=control.max_body, declared_length=int(declared) if declared.isdigit() else None)
+
+
+async def _json_body(request, control: ControlPlane) -> dict:
+    raw = await _read(request, control)
     if not raw.strip():
         return {}
     body = decoding.decode_json(raw)

@@ -12,9 +12,13 @@ from mockapi.gvk import ResourceType
 JSON = b"application/json"
 
 
+_CONTROL = {code: " " for code in (*range(0x20), 0x7F) if code != 0x09}  # what no header value may carry
+
+
 def warning_header(text: str) -> tuple[bytes, bytes]:
-    """``Warning: 299 - "text"`` (kubectl prints it once per distinct text)."""
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    """``Warning: 299 - "text"`` (kubectl prints it once per distinct text); control characters
+    (from a client's field names) become spaces, as Go's server does with line breaks."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').translate(_CONTROL)
     return b"warning", f'299 - "{escaped}"'.encode("utf-8", "replace")
 
 

@@ -32,7 +32,8 @@ class NamespaceStrategy(Strategy):
         obj["status"] = {"phase": "Active"}
         spec = obj.setdefault("spec", {})
         spec["finalizers"] = spec.get("finalizers") or ["kubernetes"]
-        obj["metadata"].setdefault("labels", {})[NAME_LABEL] = obj["metadata"]["name"]
+        meta = obj["metadata"]
+        meta["labels"] = {**(meta.get("labels") or {}), NAME_LABEL: meta.get("name", "")}  # no name: a 422 follows
 
     def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
         new = super().prepare_for_update(new, old, subresource=subresource)

@@ -282,7 +282,7 @@ class Registry:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
-        strategy.prepare_for_create(obj)
+        self._prepare(rt, strategy.prepare_for_create, obj)
         strategy.check_requester(self.cluster, obj, None, opts.user, self.access)
         self._admit(rt, obj, None, opts)
         if not applied:
@@ -355,7 +355,7 @@ class Registry:
             else:
                 meta.pop(key, None)
         meta["resourceVersion"] = old_meta["resourceVersion"]
-        obj = strategy.prepare_for_update(obj, old, subresource=subresource)
+        obj = self._prepare(rt, strategy.prepare_for_update, obj, old, subresource=subresource)
         meta = obj["metadata"]
         if strategy.tracks_generation and _generation_content(rt, obj) != _generation_content(rt, old):
             meta["generation"] = old_meta.get("generation", 0) + 1
@@ -596,6 +596,9 @@ class Registry:
             meta = body["metadata"] = {}
         if not isinstance(meta, dict):
             raise errors.bad_request(f"{rt.kind} in version \"{rt.version}\" cannot be handled as a {rt.kind}: metadata must be an object")
+        undecodable = meta_rules.decode_error(meta)
+        if undecodable:
+            raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {undecodable}')
         if rt.namespaced:
             body_ns = meta.get("namespace")
             if body_ns and namespace and body_ns != namespace:
@@ -611,6 +614,20 @@ class Registry:
         if name and fill:
             meta["name"] = name
         return body
+
+    def _prepare(self, rt: ResourceType, prepare, obj: dict, *args, **kwargs):
+        """A strategy's prepare step, which reads the body as its Go type (kube decodes before it
+        prepares): when it trips over a value of the wrong JSON type, the answer is the type error
+        the schema finds there — a 400 decode error for a typed kind, a 422 for a custom one."""
+        try:
+            return prepare(obj, *args, **kwargs)
+        except (AttributeError, TypeError, KeyError):
+            found = [p for p in structural.validate_value(rt.schema, obj) if p.type == "type_invalid"] if rt.schema else []
+            if not found:
+                raise
+            if self.strategy(rt).typed:
+                _raise_decode_errors(rt, found)
+            raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), found) from None
 
     def _admit(self, rt: ResourceType, obj: dict, old: dict | None, opts: WriteOptions) -> None:
         """Prune unknown fields (reported per fieldValidation), default, and validate."""

@@ -230,6 +230,8 @@ def _base64_bytes(values: Any) -> int:
 
 
 def _fold_string_data(obj: dict) -> None:
+    if not isinstance(obj.get("stringData", {}), dict):
+        return  # not a map[string]string: validation refuses it as kube's decoding does
     string_data = obj.pop("stringData", None)
     if string_data:
         data = obj.setdefault("data", {}) or {}

@@ -64,6 +64,34 @@ def type_error(path: str, expected: str, value: Any) -> errors.FieldError:
     return errors.FieldError("type_invalid", path, detail, value=actual)
 
 
+# ObjectMeta's fields as Go types them: (the JSON type that decodes, the Go type kube names).
+_GO_TYPES = {
+    **{key: (str, "string") for key in ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion")},
+    **{key: (str, "v1.Time") for key in ("creationTimestamp", "deletionTimestamp")},
+    **{key: (int, "int64") for key in ("generation", "deletionGracePeriodSeconds")},
+    **{key: (dict, "map[string]string") for key in ("labels", "annotations")},
+    "finalizers": (list, "[]string"),
+    "ownerReferences": (list, "[]v1.OwnerReference"),
+    "managedFields": (list, "[]v1.ManagedFieldsEntry"),
+}
+_GO_JSON_KINDS = {str: "string", bool: "bool", int: "number", float: "number", dict: "object", list: "array"}
+
+
+def decode_error(meta: dict) -> str:
+    """Go's json error for the first ObjectMeta field whose JSON type cannot decode into its Go
+    type ("" when all can): kube-apiserver refuses such a body before anything reads it (a 400).
+    Values inside labels, annotations and lists are left to :func:`validate_object_meta`."""
+    for key, value in meta.items():  # an object sets a few of its metadata fields: walk those
+        typed = _GO_TYPES.get(key)
+        if typed is None or value is None:
+            continue
+        wanted, go_type = typed
+        if type(value) is not wanted:
+            found = _GO_JSON_KINDS.get(type(value), "value")
+            return f"json: cannot unmarshal {found} into Go struct field ObjectMeta.metadata.{key} of type {go_type}"
+    return ""
+
+
 def path_segment_name_errors(value: str, *, prefix: bool = False) -> list[str]:
     """path.ValidatePathSegmentName: names that must survive as one URL path segment."""
     if not prefix and value in (".", ".."):
