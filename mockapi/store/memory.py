@@ -203,6 +203,25 @@ class Store:
         self._emit(Event(DELETED, resource, stored, prev))
         return stored
 
+    def restore(self, resource: Hashable, obj: dict, raw: bytes, *, fields: FieldIndexer | None = None) -> None:
+        """Put back an object exactly as it was stored (``raw``, its resourceVersion inside) on a
+        restart: no event, no new resourceVersion (see :meth:`resume`)."""
+        meta = obj["metadata"]
+        namespace, name = sys.intern(meta.get("namespace", "")), meta["name"]
+        field_values = fields(obj) if fields is not None else None
+        if field_values is not None:
+            field_values = self._fields.get(field_values, lambda: field_values)
+        stored = Stored(raw, int(meta["resourceVersion"]), namespace, name, self._labels(meta.get("labels")), field_values)
+        untrack(stored)
+        self._bucket(resource, namespace).put(name, stored)
+
+    def resume(self, rv: int) -> None:
+        """Continue the resourceVersion sequence after ``rv`` (the last one handed out before a
+        restart). The history of what came before is gone: a watch or a list from an older
+        resourceVersion gets 410 Expired, and the client relists."""
+        self._rv = max(self._rv, rv)
+        self._window_start = self._rv
+
     def drop_resource(self, resource: Hashable) -> list[Stored]:
         """Delete every object of a resource (its CRD went away), with DELETED events."""
         victims = list(self.iterate(resource))

@@ -1,0 +1,100 @@
+"""Opt-in persistence, wired at the composition root (``--data-dir DIR``, ``MOCKAPI_DATA_DIR``).
+
+Three pieces around the journal (:mod:`mockapi.store.journal`):
+
+- :func:`open_store` — the data directory's journal and a store that records every write in it.
+- :func:`restore` — at start-up, the stored objects go back into the store as they were (their
+  bytes, their resourceVersions; nothing is validated again: it was valid when written): the CRDs
+  first, served at once, then everything else. The resourceVersion sequence continues from the
+  last one handed out, and the watch history starts there: a watch or list from an older
+  resourceVersion gets 410 Expired, and clients relist, as after an etcd compaction.
+- :func:`acknowledging` — the ASGI app, with every response to a write (any method but GET, HEAD
+  and OPTIONS) held until the journal has every write made so far on disk. Without a data
+  directory none of this is built: the in-memory server does no extra work.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import orjson
+
+from mockapi import errors
+from mockapi.gvk import ResourceType
+from mockapi.http import responses
+from mockapi.registry import crds
+from mockapi.registry.rest import Registry
+from mockapi.store import Store
+from mockapi.store.journal import Journal, JournaledStore, JournalError  # noqa: F401 (re-exported)
+
+log = logging.getLogger("mockapi")
+
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def open_store(data_dir: Path, **options) -> tuple[Store, Journal]:
+    """A store journaled to ``data_dir`` (JournalError if the directory cannot be used: in use by
+    another process, not ours, damaged)."""
+    journal = Journal(data_dir)
+    return JournaledStore(journal, **options), journal
+
+
+def restore(registry: Registry, journal: Journal) -> int:
+    """Put the stored objects back; returns how many. CRDs first (their kinds served), then the rest."""
+    store = registry.store
+    store.resume(journal.resource_version)
+    crd_type = registry.types.by_kind(crds.GROUP, "v1", crds.KIND)
+    strategy, index = registry.strategy(crd_type), registry.indexer(crd_type)
+    count = 0
+    for row in journal.rows(only=(crds.CRDS.group, crds.CRDS.resource)):
+        obj = orjson.loads(row.raw)
+        store.restore(crds.CRDS, obj, row.raw, fields=index)
+        strategy.serve(registry.cluster, obj)
+        count += 1
+    storage = _storage_types(registry)
+    keys: dict[tuple[str, str], errors.GroupResource] = {}
+    for row in journal.rows(besides=(crds.CRDS.group, crds.CRDS.resource)):
+        resource = keys.get((row.group, row.resource))
+        if resource is None:
+            resource = keys[(row.group, row.resource)] = errors.GroupResource(row.group, row.resource)
+        rt = storage.get(resource)
+        # A kind no longer served (its CRD is gone or not established) keeps its objects, unseen, as etcd would.
+        store.restore(resource, orjson.loads(row.raw), row.raw, fields=registry.indexer(rt) if rt is not None else None)
+        count += 1
+    return count
+
+
+def _storage_types(registry: Registry) -> dict[errors.GroupResource, ResourceType]:
+    """One served type per resource: the storage version's when there are several."""
+    found: dict[errors.GroupResource, ResourceType] = {}
+    for rt in registry.types.all():
+        if rt.group_resource not in found or rt.version == rt.storage_version:
+            found[rt.group_resource] = rt
+    return found
+
+
+def acknowledging(app, store: Store, journal: Journal):
+    """``app``, with the response to every write sent only once the journal has it on disk."""
+
+    async def durable_app(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] in _READS:
+            await app(scope, receive, send)
+            return
+        failed = []
+
+        async def send_when_durable(message):
+            if failed:
+                return
+            if message["type"] == "http.response.start":
+                try:
+                    await journal.durable(store.resource_version)
+                except errors.StatusError as exc:
+                    failed.append(exc)
+                    await responses.send_error(send, exc)
+                    return
+            await send(message)
+
+        await app(scope, receive, send_when_durable)
+
+    return durable_app
