@@ -16,11 +16,12 @@ Three pieces around the journal (:mod:`mockapi.store.journal`):
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 import orjson
 
-from mockapi import errors
+from mockapi import __version__, errors
 from mockapi.gvk import ResourceType
 from mockapi.http import responses
 from mockapi.registry import crds
@@ -42,27 +43,51 @@ def open_store(data_dir: Path, **options) -> tuple[Store, Journal]:
 
 def restore(registry: Registry, journal: Journal) -> int:
     """Put the stored objects back; returns how many. CRDs first (their kinds served), then the rest."""
-    store = registry.store
-    store.resume(journal.resource_version)
+    registry.store.resume(journal.resource_version)
+    count = _restore_crds(registry, journal)
+    storage = _storage_types(registry)
+    recorded = journal.indexes()
+    keys: dict[tuple[str, str], tuple[errors.GroupResource, ResourceType | None, bool]] = {}
+    stale: dict[tuple[str, str], list] = {}
+    for row in journal.rows(besides=(crds.CRDS.group, crds.CRDS.resource)):
+        key = (row.group, row.resource)
+        found = keys.get(key)
+        if found is None:
+            resource = errors.GroupResource(*key)
+            rt = storage.get(resource)  # None: no longer served (its CRD is gone); kept unseen, as etcd would
+            found = keys[key] = (resource, rt, rt is None or recorded.get(key) == _paths(rt))
+        resource, rt, fresh = found
+        if fresh:
+            fields = tuple(map(sys.intern, orjson.loads(row.fields))) if row.fields else None
+        else:  # the kind's selectable fields changed since these values were taken: take them again
+            index = registry.indexer(rt)
+            fields = index(orjson.loads(row.raw)) if index is not None else None
+            stale.setdefault(key, []).append((orjson.dumps(fields) if fields else None, row.namespace, row.name))
+        registry.store.restore(resource, row.raw, row.rv, row.namespace, row.name, labels=orjson.loads(row.labels) if row.labels else None, fields=fields)
+        count += 1
+    for resource, rt in storage.items():
+        key = (resource.group, resource.resource)
+        if key in stale or recorded.get(key) != _paths(rt):
+            journal.reindex(*key, _paths(rt), stale.get(key, []))
+    return count
+
+
+def _restore_crds(registry: Registry, journal: Journal) -> int:
     crd_type = registry.types.by_kind(crds.GROUP, "v1", crds.KIND)
     strategy, index = registry.strategy(crd_type), registry.indexer(crd_type)
     count = 0
     for row in journal.rows(only=(crds.CRDS.group, crds.CRDS.resource)):
         obj = orjson.loads(row.raw)
-        store.restore(crds.CRDS, obj, row.raw, fields=index)
+        meta = obj["metadata"]
+        registry.store.restore(crds.CRDS, row.raw, row.rv, "", meta["name"], labels=meta.get("labels"), fields=index(obj) if index else None)
         strategy.serve(registry.cluster, obj)
         count += 1
-    storage = _storage_types(registry)
-    keys: dict[tuple[str, str], errors.GroupResource] = {}
-    for row in journal.rows(besides=(crds.CRDS.group, crds.CRDS.resource)):
-        resource = keys.get((row.group, row.resource))
-        if resource is None:
-            resource = keys[(row.group, row.resource)] = errors.GroupResource(row.group, row.resource)
-        rt = storage.get(resource)
-        # A kind no longer served (its CRD is gone or not established) keeps its objects, unseen, as etcd would.
-        store.restore(resource, orjson.loads(row.raw), row.raw, fields=registry.indexer(rt) if rt is not None else None)
-        count += 1
     return count
+
+
+def _paths(rt: ResourceType) -> str:
+    """What a kind's stored selectable-field values depend on: its paths (and this mockapi's version)."""
+    return orjson.dumps([__version__, *rt.selectable_fields]).decode()
 
 
 def _storage_types(registry: Registry) -> dict[errors.GroupResource, ResourceType]:

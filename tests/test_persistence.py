@@ -10,7 +10,7 @@ import pytest
 
 from mockapi import app as app_
 from mockapi import errors
-from mockapi.registry.options import WriteOptions
+from mockapi.registry.options import ListOptions, WriteOptions
 from mockapi.settings import Settings
 from mockapi.store import Store
 from mockapi.store.journal import DATABASE, Journal, JournaledStore, JournalError
@@ -119,7 +119,7 @@ def test_a_restored_store_continues_the_sequence_and_answers_older_versions_with
     store = Store()
     obj = configmap("a")
     obj["metadata"]["resourceVersion"] = "7"
-    store.restore(CONFIGMAPS, obj, orjson.dumps(obj))
+    store.restore(CONFIGMAPS, orjson.dumps(obj), 7, "default", "a", labels=None, fields=None)
     store.resume(9)
     assert store.get(CONFIGMAPS, "default", "a").rv == 7
     with pytest.raises(errors.StatusError) as expired:
@@ -165,6 +165,38 @@ def test_a_restart_restores_objects_serves_stored_crds_and_continues_the_resourc
         assert expired.value.code == 410
     finally:
         again.journal.close()
+
+
+def pod(name: str, node: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]}}  # fmt: skip
+
+
+def selected(registry, rt, *, fields: str = "", labels: str = "") -> list[str]:
+    opts = ListOptions.parse({"fieldSelector": fields, "labelSelector": labels})
+    return [s.name for s in registry.list(rt, "default", opts).items]
+
+
+@pytest.mark.parametrize("changed", [False, True], ids=["as recorded", "selectable fields changed"])
+def test_restored_objects_answer_label_and_field_selectors(tmp_path, changed):
+    server = app_.build(Settings(data_dir=tmp_path))
+    pods = server.registry.types.by_kind("", "v1", "Pod")
+    for name, node in (("a", "n1"), ("b", "n2")):
+        server.registry.create(pods, "default", pod(name, node), WriteOptions())
+    server.journal.close()
+    if changed:  # as if another mockapi had written the values with other selectable fields
+        db = sqlite3.connect(tmp_path / DATABASE)
+        db.execute("UPDATE indexes SET paths = '[]' WHERE resource = 'pods'")
+        db.execute("UPDATE objects SET fields = NULL WHERE resource = 'pods'")
+        db.commit()
+        db.close()
+    for _ in range(2):  # the second start reads what the first recorded
+        again = app_.build(Settings(data_dir=tmp_path))
+        try:
+            assert selected(again.registry, pods, fields="spec.nodeName=n2") == ["b"]
+            assert selected(again.registry, pods, labels="app=a") == ["a"]
+        finally:
+            again.journal.close()
 
 
 def test_an_in_memory_server_builds_nothing_of_the_persistence():

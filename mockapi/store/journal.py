@@ -35,9 +35,10 @@ import time
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
+import orjson
 from mockapi import errors
 from mockapi.store.memory import Store
-from mockapi.store.watch import DELETED, Event
+from mockapi.store.watch import DELETED, Event, Stored
 
 log = logging.getLogger("mockapi.journal")
 
@@ -46,14 +47,20 @@ DATABASE = "mockapi.db"
 LOCK = "lock"
 CHECKPOINT_INTERVAL = 5.0  # seconds of writer idleness before the WAL is checkpointed and truncated
 WAL_LIMIT = 64 * 1024 * 1024  # bytes the WAL is truncated to after a checkpoint (journal_size_limit)
+# Rows of a few KB: a rowid table with a unique key (a WITHOUT ROWID table suits small rows only).
+# Beside the bytes, what the store keeps parsed (labels; the selectable-field values, which depend on
+# the kind's selectable fields: `indexes` says which they were), so a restart parses no object.
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS objects (grp TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,"
-    " name TEXT NOT NULL, rv INTEGER NOT NULL, raw BLOB NOT NULL, PRIMARY KEY (grp, resource, namespace, name)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS objects (grp TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+    " rv INTEGER NOT NULL, raw BLOB NOT NULL, labels BLOB, fields BLOB, UNIQUE (grp, resource, namespace, name))",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS indexes (grp TEXT NOT NULL, resource TEXT NOT NULL, paths TEXT NOT NULL, PRIMARY KEY (grp, resource))",
 )
-_UPSERT = "INSERT OR REPLACE INTO objects (grp, resource, namespace, name, rv, raw) VALUES (?, ?, ?, ?, ?, ?)"
+_UPSERT = "INSERT OR REPLACE INTO objects (grp, resource, namespace, name, rv, raw, labels, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 _DELETE = "DELETE FROM objects WHERE grp = ? AND resource = ? AND namespace = ? AND name = ?"
 _SET_RV = "INSERT OR REPLACE INTO meta (key, value) VALUES ('rv', ?)"
+_SET_FIELDS = "UPDATE objects SET fields = ? WHERE grp = ? AND resource = ? AND namespace = ? AND name = ?"
+_SET_PATHS = "INSERT OR REPLACE INTO indexes (grp, resource, paths) VALUES (?, ?, ?)"
 
 Key = tuple[str, str, str, str]  # group, resource, namespace, name
 
@@ -67,7 +74,10 @@ class Row(NamedTuple):
     resource: str
     namespace: str
     name: str
+    rv: int
     raw: bytes
+    labels: bytes | None  # JSON of the labels, or None for none
+    fields: bytes | None  # JSON of the selectable-field values, or None for none
 
 
 class Journal:
@@ -84,12 +94,12 @@ class Journal:
         self.durable_rv = self.resource_version  # everything up to here is on disk
         self.failed: Exception | None = None
         self.batches = 0  # transactions committed (for tests and the benchmark)
-        self._pending: dict[Key, tuple[int, bytes | None]] = {}
+        self._pending: dict[Key, tuple[int, Stored | None]] = {}
         self._pending_rv = 0
         self._scheduled = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiters: list[tuple[int, asyncio.Future]] = []
-        self._queue: list[tuple[dict[Key, tuple[int, bytes | None]], int]] = []
+        self._queue: list[tuple[dict[Key, tuple[int, Stored | None]], int]] = []
         self._cond = threading.Condition()
         self._closing = False
         self._compact_asked: threading.Event | None = None
@@ -98,7 +108,7 @@ class Journal:
     # ------------------------------------------------------------------ start-up
     def rows(self, *, only: tuple[str, str] | None = None, besides: tuple[str, str] | None = None) -> Iterator[Row]:
         """The stored objects (read before :meth:`start`): of one (group, resource), or all others."""
-        query, args = "SELECT grp, resource, namespace, name, raw FROM objects", ()
+        query, args = "SELECT grp, resource, namespace, name, rv, raw, labels, fields FROM objects", ()
         if only is not None:
             query, args = query + " WHERE grp = ? AND resource = ?", only
         elif besides is not None:
@@ -109,6 +119,18 @@ class Journal:
         except sqlite3.DatabaseError as exc:
             raise JournalError(f"{self.directory / DATABASE}: cannot read the stored objects: {exc}") from None
 
+    def indexes(self) -> dict[tuple[str, str], str]:
+        """(group, resource) → the selectable-field paths (JSON) its rows' ``fields`` were made with."""
+        return {(group, resource): paths for group, resource, paths in self._db.execute("SELECT grp, resource, paths FROM indexes")}
+
+    def reindex(self, group: str, resource: str, paths: str, fields: list[tuple[bytes | None, str, str]]) -> None:
+        """Record a resource's selectable-field paths, with its rows' values (namespace, name) made
+        with them, in one transaction (before :meth:`start`)."""
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany(_SET_FIELDS, [(value, group, resource, namespace, name) for value, namespace, name in fields])
+            self._db.execute(_SET_PATHS, (group, resource, paths))
+
     def start(self) -> None:
         """Start the writer thread (after the stored objects were read)."""
         self._thread = threading.Thread(target=self._write_loop, name="mockapi-journal", daemon=True)
@@ -118,7 +140,7 @@ class Journal:
     def record(self, event: Event) -> None:
         """Note one committed write; it is handed to the writer at the end of this event-loop turn."""
         resource, obj = event.resource, event.obj
-        self._pending[(resource.group, resource.resource, obj.namespace, obj.name)] = (obj.rv, None if event.type == DELETED else obj.raw)
+        self._pending[(resource.group, resource.resource, obj.namespace, obj.name)] = (obj.rv, None if event.type == DELETED else obj)
         self._pending_rv = obj.rv
         if not self._scheduled:
             self._scheduled = True
@@ -200,7 +222,7 @@ class Journal:
                 return
 
     def _commit(self, batches: list) -> None:
-        merged: dict[Key, tuple[int, bytes | None]] = {}
+        merged: dict[Key, tuple[int, Stored | None]] = {}
         for batch, _ in batches:
             merged.update(batch)
         rv = batches[-1][1]
@@ -227,12 +249,13 @@ class Journal:
             except RuntimeError:  # the loop closed meanwhile: nobody waits
                 pass
 
-    def _write(self, merged: dict[Key, tuple[int, bytes | None]], rv: int) -> None:
+    def _write(self, merged: dict[Key, tuple[int, Stored | None]], rv: int) -> None:
+        upserts = [(*key, s.rv, s.raw, _json(s.labels), _json(s.fields)) for key, (_, s) in merged.items() if s is not None]
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.executemany(_UPSERT, [(*key, v[0], v[1]) for key, v in merged.items() if v[1] is not None])
-            db.executemany(_DELETE, [key for key, v in merged.items() if v[1] is None])
+            db.executemany(_UPSERT, upserts)
+            db.executemany(_DELETE, [key for key, (_, s) in merged.items() if s is None])
             db.execute(_SET_RV, (rv,))
             db.execute("COMMIT")
         except BaseException:
@@ -297,6 +320,10 @@ class JournaledStore(Store):
     def _emit(self, event: Event) -> None:
         super()._emit(event)
         self.journal.record(event)
+
+
+def _json(value) -> bytes | None:
+    return orjson.dumps(value) if value else None
 
 
 def _failure(exc: Exception) -> errors.StatusError:

@@ -203,15 +203,13 @@ class Store:
         self._emit(Event(DELETED, resource, stored, prev))
         return stored
 
-    def restore(self, resource: Hashable, obj: dict, raw: bytes, *, fields: FieldIndexer | None = None) -> None:
-        """Put back an object exactly as it was stored (``raw``, its resourceVersion inside) on a
-        restart: no event, no new resourceVersion (see :meth:`resume`)."""
-        meta = obj["metadata"]
-        namespace, name = sys.intern(meta.get("namespace", "")), meta["name"]
-        field_values = fields(obj) if fields is not None else None
-        if field_values is not None:
-            field_values = self._fields.get(field_values, lambda: field_values)
-        stored = Stored(raw, int(meta["resourceVersion"]), namespace, name, self._labels(meta.get("labels")), field_values)
+    def restore(self, resource: Hashable, raw: bytes, rv: int, namespace: str, name: str, *, labels: dict | None, fields: tuple | None) -> None:
+        """Put back an object exactly as it was stored (its bytes, resourceVersion, labels and
+        selectable-field values) on a restart: no event, no new resourceVersion (see :meth:`resume`)."""
+        namespace = sys.intern(namespace)
+        if fields is not None:
+            fields = self._fields.get(fields, lambda: fields)
+        stored = Stored(raw, rv, namespace, name, self._labels(labels), fields)
         untrack(stored)
         self._bucket(resource, namespace).put(name, stored)
 
