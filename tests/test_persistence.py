@@ -66,7 +66,7 @@ def test_writes_of_one_event_loop_turn_are_one_transaction_and_the_response_wait
     journal, store = journaled
 
     async def turn():
-        for i in range(50):
+        for i in range(150):  # more rows than one INSERT statement carries
             store.create(CONFIGMAPS, configmap(f"cm-{i}"))
         assert journal.durable_rv < store.resource_version  # nothing handed over inside the turn
         await journal.durable(store.resource_version)
@@ -75,6 +75,22 @@ def test_writes_of_one_event_loop_turn_are_one_transaction_and_the_response_wait
     before = journal.batches
     asyncio.run(turn())
     assert journal.batches == before + 1
+    journal.close()
+    assert len(stored_rows(tmp_path)) == 150
+
+
+def test_a_write_that_cannot_be_made_durable_is_a_500_and_so_is_every_later_one(journaled):
+    journal, store = journaled
+    journal._db.close()  # as a disk that went away would: every statement fails
+
+    async def write():
+        store.create(CONFIGMAPS, configmap("a"))
+        await journal.durable(store.resource_version)
+
+    for attempt in (write, lambda: journal.durable(store.resource_version)):
+        with pytest.raises(errors.StatusError) as failed:
+            asyncio.run(attempt())
+        assert failed.value.code == 500 and "could not be made durable" in failed.value.message
 
 
 def test_a_second_process_on_the_same_directory_is_refused(tmp_path, journaled):

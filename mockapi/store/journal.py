@@ -56,7 +56,8 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS indexes (grp TEXT NOT NULL, resource TEXT NOT NULL, paths TEXT NOT NULL, PRIMARY KEY (grp, resource))",
 )
-_UPSERT = "INSERT OR REPLACE INTO objects (grp, resource, namespace, name, rv, raw, labels, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_UPSERT = "INSERT OR REPLACE INTO objects (grp, resource, namespace, name, rv, raw, labels, fields) VALUES "
+_ROWS_PER_UPSERT = 64  # rows per INSERT statement (a few statements per batch, each one step)
 _DELETE = "DELETE FROM objects WHERE grp = ? AND resource = ? AND namespace = ? AND name = ?"
 _SET_RV = "INSERT OR REPLACE INTO meta (key, value) VALUES ('rv', ?)"
 _SET_FIELDS = "UPDATE objects SET fields = ? WHERE grp = ? AND resource = ? AND namespace = ? AND name = ?"
@@ -229,13 +230,11 @@ class Journal:
         if self.failed is None:
             try:
                 self._write(merged, rv)
-            except sqlite3.Error as exc:
+            except Exception as exc:  # noqa: BLE001 - a disk error or a bug: writes are no longer durable either way
                 log.critical("the journal cannot write to %s: %s; writes are no longer acknowledged", self.directory, exc)
                 self.failed = exc
-        loop = self._loop
         if self.failed is not None:
-            if loop is not None and not loop.is_closed():
-                loop.call_soon_threadsafe(self._broke, self.failed)
+            self._notify(self._broke, self.failed)
             with self._cond:
                 self._cond.notify_all()
             return
@@ -243,18 +242,24 @@ class Journal:
         with self._cond:
             self.durable_rv = rv
             self._cond.notify_all()
-        if loop is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(self._committed, rv)
-            except RuntimeError:  # the loop closed meanwhile: nobody waits
-                pass
+        self._notify(self._committed, rv)
+
+    def _notify(self, callback, argument) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+        try:
+            loop.call_soon_threadsafe(callback, argument)
+        except RuntimeError:  # the loop closed: nobody waits there any more
+            pass
 
     def _write(self, merged: dict[Key, tuple[int, Stored | None]], rv: int) -> None:
         upserts = [(*key, s.rv, s.raw, _json(s.labels), _json(s.fields)) for key, (_, s) in merged.items() if s is not None]
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.executemany(_UPSERT, upserts)
+            for start in range(0, len(upserts), _ROWS_PER_UPSERT):
+                _upsert(db, upserts[start:start + _ROWS_PER_UPSERT])
             db.executemany(_DELETE, [key for key, (_, s) in merged.items() if s is None])
             db.execute(_SET_RV, (rv,))
             db.execute("COMMIT")
@@ -322,6 +327,12 @@ class JournaledStore(Store):
         self.journal.record(event)
 
 
+def _upsert(db: sqlite3.Connection, rows: list[tuple]) -> None:
+    """One INSERT of many rows: sqlite3's executemany releases and retakes the GIL once per row,
+    and each retake waits for the event loop's thread to let go (up to the switch interval)."""
+    db.execute(_UPSERT + ", ".join(("(?, ?, ?, ?, ?, ?, ?, ?)",) * len(rows)), [value for row in rows for value in row])
+
+
 def _json(value) -> bytes | None:
     return orjson.dumps(value) if value else None
 
@@ -349,7 +360,7 @@ def _lock(directory: Path) -> int:
 
 def _open(path: Path) -> sqlite3.Connection:
     try:
-        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, cached_statements=256)
         db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect on a new database only
         mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if mode != "wal":
