@@ -218,3 +218,17 @@ def test_restored_objects_answer_label_and_field_selectors(tmp_path, changed):
 def test_an_in_memory_server_builds_nothing_of_the_persistence():
     server = app_.build(Settings())
     assert server.journal is None and type(server.store) is Store
+
+
+def test_mockapi_server_with_a_data_dir_acknowledges_writes_once_durable_and_restarts_with_them(tmp_path):
+    import httpx
+
+    from mockapi.testing import MockAPIServer
+
+    with MockAPIServer(data_dir=tmp_path) as mockapi:
+        created = httpx.post(f"{mockapi.url}/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "c"}, "data": {"a": "b"}})
+        rv = int(created.json()["metadata"]["resourceVersion"])
+        assert created.status_code == 201 and mockapi.server.journal.durable_rv >= rv  # on disk before the response
+    with MockAPIServer(data_dir=tmp_path) as mockapi:  # the first one's shutdown released the directory
+        again = httpx.get(f"{mockapi.url}/api/v1/namespaces/default/configmaps/c").json()
+        assert again["data"] == {"a": "b"} and int(again["metadata"]["resourceVersion"]) == rv
