@@ -8,8 +8,8 @@ Two figures (issue 13):
   starts its mockapi (``--allocation-mode manual --no-scheduler --no-kubelet --no-gc``), one in
   memory and one with ``--data-dir`` in a scratch directory. ``wrk`` (``bench/wrk.lua``, create
   mode: a fresh ~2 KB Pod per request) POSTs for ``--seconds`` to each in turn, run index
-  outermost, on 16 connections and on 1 (one connection shows what one fsync per write costs;
-  16 show what group commit buys back). Server on core 0, wrk on core 1, as in ``bench/api.py``.
+  outermost, on 64, 16 and 1 connections (one connection shows what one fsync per write costs;
+  more show what group commit buys back: the writes of every waiting client share an fsync). Server on core 0, wrk on core 1, as in ``bench/api.py``.
   Medians of ``--runs``.
 * **start-up with N stored objects.** A data directory is filled with ``--objects`` ~2 KB Pods
   (in-process, through the registry, as a server would write them). Then ``python3 -m mockapi serve
@@ -37,6 +37,7 @@ sys.path[:0] = [str(BENCH.parent), str(BENCH)]
 
 import api  # noqa: E402 - bench/api.py: servers, placement, wrk, the Pod fixture
 
+CONNECTIONS = (64, 16, 1)
 SERVE = [sys.executable, "-m", "mockapi", "serve", "--port", "0", "--log-level", "warning", "--allocation-mode", "manual", "--no-scheduler", "--no-kubelet", "--no-gc"]
 
 
@@ -45,14 +46,14 @@ def throughput(*, runs: int, seconds: float, scratch: Path) -> dict:
                "data-dir": api.start_server("data-dir", [*SERVE, "--data-dir", str(scratch / "throughput")], banner="mockapi serving on")}  # fmt: skip
     body = scratch / "create.json"
     body.write_bytes(orjson.dumps(api.make_pod("__NAME__", 7, namespace=None)))
-    results: dict = {f"{name} c{c}": [] for c in (16, 1) for name in servers}
+    results: dict = {f"{name} c{c}": [] for c in CONNECTIONS for name in servers}
     try:
         for server in servers.values():
             api.wait_ready(server.port)
             api._server_pid_by_port[server.port] = server.pid
             api.create_namespace(server.port, "bench")
         for run in range(runs + 1):  # run 0 warms up
-            for connections in (16, 1):
+            for connections in CONNECTIONS:
                 api.CONCURRENCY = connections
                 for name, server in servers.items():
                     result = api.run_wrk(server.port, "create", "/api/v1/namespaces/bench/pods", seconds,
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             results["throughput"] = throughput(runs=args.runs, seconds=args.seconds, scratch=Path(scratch))
             for key, row in results["throughput"].items():
                 print(f"create/s {key:14} {row['create_per_s']:8.0f}  p50 {row['p50_ms']} ms  p99 {row['p99_ms']} ms  runs {row['runs']}  errors {row['errors']}")
-            for c in (16, 1):
+            for c in CONNECTIONS:
                 ratio = results["throughput"][f"data-dir c{c}"]["create_per_s"] / results["throughput"][f"memory c{c}"]["create_per_s"]
                 print(f"  --data-dir / memory on {c} connection(s): {ratio:.2f}")
         if "startup" in args.only:

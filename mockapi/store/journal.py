@@ -172,7 +172,7 @@ class Journal:
         self._waiters.append((rv, future))
         await future
 
-    def sync(self, timeout: float = 60.0) -> None:
+    def sync(self, timeout: float = 300.0) -> None:
         """Block until everything recorded so far is on disk (start-up, outside the event loop)."""
         self._handoff()
         target = self._pending_rv
@@ -182,6 +182,8 @@ class Journal:
                 self._cond.wait(0.05)
         if self.failed is not None:
             raise JournalError(f"{self.directory / DATABASE}: {self.failed}")
+        if self.durable_rv < target:
+            raise JournalError(f"{self.directory / DATABASE}: the writes of the start-up were not on disk after {timeout:.0f} seconds")
 
     def _committed(self, rv: int) -> None:  # in the event loop
         waiters, still = self._waiters, []
