@@ -62,7 +62,7 @@ def restore(registry: Registry, journal: Journal) -> int:
         else:  # the kind's selectable fields changed since these values were taken: take them again
             index = registry.indexer(rt)
             fields = index(orjson.loads(row.raw)) if index is not None else None
-            stale.setdefault(key, []).append((orjson.dumps(fields) if fields else None, row.namespace, row.name))
+            stale.setdefault(key, []).append((row, orjson.dumps(fields) if fields else None))
         registry.store.restore(resource, row.raw, row.rv, row.namespace, row.name, labels=orjson.loads(row.labels) if row.labels else None, fields=fields)
         count += 1
     for resource, rt in storage.items():

@@ -13,6 +13,7 @@ from mockapi import errors
 from mockapi.registry.options import ListOptions, WriteOptions
 from mockapi.settings import Settings
 from mockapi.store import Store
+from mockapi.store import journal as journal_
 from mockapi.store.journal import DATABASE, Journal, JournaledStore, JournalError
 
 CONFIGMAPS = errors.GroupResource("", "configmaps")
@@ -203,7 +204,9 @@ def test_restored_objects_answer_label_and_field_selectors(tmp_path, changed):
     if changed:  # as if another mockapi had written the values with other selectable fields
         db = sqlite3.connect(tmp_path / DATABASE)
         db.execute("UPDATE indexes SET paths = '[]' WHERE resource = 'pods'")
-        db.execute("UPDATE objects SET fields = NULL WHERE resource = 'pods'")
+        for namespace, name, raw, labels in db.execute("SELECT namespace, name, raw, labels FROM objects WHERE resource = 'pods'").fetchall():
+            db.execute("UPDATE objects SET fields = ?, crc = ? WHERE resource = 'pods' AND namespace = ? AND name = ?",
+                       (b'["x"]', journal_._crc(raw, labels, b'["x"]'), namespace, name))  # fmt: skip
         db.commit()
         db.close()
     for _ in range(2):  # the second start reads what the first recorded
@@ -232,3 +235,19 @@ def test_mockapi_server_with_a_data_dir_acknowledges_writes_once_durable_and_res
     with MockAPIServer(data_dir=tmp_path) as mockapi:  # the first one's shutdown released the directory
         again = httpx.get(f"{mockapi.url}/api/v1/namespaces/default/configmaps/c").json()
         assert again["data"] == {"a": "b"} and int(again["metadata"]["resourceVersion"]) == rv
+
+
+def test_a_stored_object_whose_bytes_changed_on_disk_is_refused_at_start(tmp_path, journaled):
+    journal, store = journaled
+    store.create(CONFIGMAPS, configmap("a", x="1"))
+    journal.close()
+    db = sqlite3.connect(tmp_path / DATABASE)
+    db.execute("UPDATE objects SET raw = CAST(replace(CAST(raw AS TEXT), '\"1\"', '\"2\"') AS BLOB)")  # as a flipped bit would
+    db.commit()
+    db.close()
+    reopened = Journal(tmp_path)
+    try:
+        with pytest.raises(JournalError, match=r"damaged: the stored configmaps/default/a does not match its checksum"):
+            list(reopened.rows())
+    finally:
+        reopened.close()

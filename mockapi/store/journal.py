@@ -32,6 +32,7 @@ import os
 import sqlite3
 import threading
 import time
+import zlib
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
@@ -52,15 +53,15 @@ WAL_LIMIT = 64 * 1024 * 1024  # bytes the WAL is truncated to after a checkpoint
 # the kind's selectable fields: `indexes` says which they were), so a restart parses no object.
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS objects (grp TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
-    " rv INTEGER NOT NULL, raw BLOB NOT NULL, labels BLOB, fields BLOB, UNIQUE (grp, resource, namespace, name))",
+    " rv INTEGER NOT NULL, raw BLOB NOT NULL, labels BLOB, fields BLOB, crc INTEGER NOT NULL, UNIQUE (grp, resource, namespace, name))",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS indexes (grp TEXT NOT NULL, resource TEXT NOT NULL, paths TEXT NOT NULL, PRIMARY KEY (grp, resource))",
 )
-_UPSERT = "INSERT OR REPLACE INTO objects (grp, resource, namespace, name, rv, raw, labels, fields) VALUES "
+_UPSERT = "INSERT OR REPLACE INTO objects (grp, resource, namespace, name, rv, raw, labels, fields, crc) VALUES "
 _ROWS_PER_UPSERT = 64  # rows per INSERT statement (a few statements per batch, each one step)
 _DELETE = "DELETE FROM objects WHERE grp = ? AND resource = ? AND namespace = ? AND name = ?"
 _SET_RV = "INSERT OR REPLACE INTO meta (key, value) VALUES ('rv', ?)"
-_SET_FIELDS = "UPDATE objects SET fields = ? WHERE grp = ? AND resource = ? AND namespace = ? AND name = ?"
+_SET_FIELDS = "UPDATE objects SET fields = ?, crc = ? WHERE grp = ? AND resource = ? AND namespace = ? AND name = ?"
 _SET_PATHS = "INSERT OR REPLACE INTO indexes (grp, resource, paths) VALUES (?, ?, ?)"
 
 Key = tuple[str, str, str, str]  # group, resource, namespace, name
@@ -79,6 +80,7 @@ class Row(NamedTuple):
     raw: bytes
     labels: bytes | None  # JSON of the labels, or None for none
     fields: bytes | None  # JSON of the selectable-field values, or None for none
+    crc: int  # CRC-32 of raw, labels and fields: SQLite checks its structures, not what a row holds
 
 
 class Journal:
@@ -109,27 +111,32 @@ class Journal:
     # ------------------------------------------------------------------ start-up
     def rows(self, *, only: tuple[str, str] | None = None, besides: tuple[str, str] | None = None) -> Iterator[Row]:
         """The stored objects (read before :meth:`start`): of one (group, resource), or all others."""
-        query, args = "SELECT grp, resource, namespace, name, rv, raw, labels, fields FROM objects", ()
+        query, args = "SELECT grp, resource, namespace, name, rv, raw, labels, fields, crc FROM objects", ()
         if only is not None:
             query, args = query + " WHERE grp = ? AND resource = ?", only
         elif besides is not None:
             query, args = query + " WHERE NOT (grp = ? AND resource = ?)", besides
         try:
             for row in self._db.execute(query, args):
-                yield Row(*row)
+                row = Row(*row)
+                if _crc(row.raw, row.labels, row.fields) != row.crc:
+                    where = "/".join(filter(None, (row.resource + ("." + row.group if row.group else ""), row.namespace, row.name)))
+                    raise JournalError(f"{self.directory / DATABASE}: damaged: the stored {where} does not match its checksum")
+                yield row
         except sqlite3.DatabaseError as exc:
-            raise JournalError(f"{self.directory / DATABASE}: cannot read the stored objects: {exc}") from None
+            raise JournalError(f"{self.directory / DATABASE}: not a mockapi data directory, or damaged: cannot read the stored objects: {exc}") from None
 
     def indexes(self) -> dict[tuple[str, str], str]:
         """(group, resource) → the selectable-field paths (JSON) its rows' ``fields`` were made with."""
         return {(group, resource): paths for group, resource, paths in self._db.execute("SELECT grp, resource, paths FROM indexes")}
 
-    def reindex(self, group: str, resource: str, paths: str, fields: list[tuple[bytes | None, str, str]]) -> None:
-        """Record a resource's selectable-field paths, with its rows' values (namespace, name) made
-        with them, in one transaction (before :meth:`start`)."""
+    def reindex(self, group: str, resource: str, paths: str, fields: list[tuple[Row, bytes | None]]) -> None:
+        """Record a resource's selectable-field paths, with new values (JSON) for rows made with
+        others, in one transaction (before :meth:`start`)."""
+        updates = [(value, _crc(row.raw, row.labels, value), group, resource, row.namespace, row.name) for row, value in fields]
         with self._db:
             self._db.execute("BEGIN")
-            self._db.executemany(_SET_FIELDS, [(value, group, resource, namespace, name) for value, namespace, name in fields])
+            self._db.executemany(_SET_FIELDS, updates)
             self._db.execute(_SET_PATHS, (group, resource, paths))
 
     def start(self) -> None:
@@ -256,7 +263,11 @@ class Journal:
             pass
 
     def _write(self, merged: dict[Key, tuple[int, Stored | None]], rv: int) -> None:
-        upserts = [(*key, s.rv, s.raw, _json(s.labels), _json(s.fields)) for key, (_, s) in merged.items() if s is not None]
+        upserts = []
+        for key, (_, s) in merged.items():
+            if s is not None:
+                labels, fields = _json(s.labels), _json(s.fields)
+                upserts.append((*key, s.rv, s.raw, labels, fields, _crc(s.raw, labels, fields)))
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -332,7 +343,11 @@ class JournaledStore(Store):
 def _upsert(db: sqlite3.Connection, rows: list[tuple]) -> None:
     """One INSERT of many rows: sqlite3's executemany releases and retakes the GIL once per row,
     and each retake waits for the event loop's thread to let go (up to the switch interval)."""
-    db.execute(_UPSERT + ", ".join(("(?, ?, ?, ?, ?, ?, ?, ?)",) * len(rows)), [value for row in rows for value in row])
+    db.execute(_UPSERT + ", ".join(("(?, ?, ?, ?, ?, ?, ?, ?, ?)",) * len(rows)), [value for row in rows for value in row])
+
+
+def _crc(raw: bytes, labels: bytes | None, fields: bytes | None) -> int:
+    return zlib.crc32(fields or b"", zlib.crc32(labels or b"", zlib.crc32(raw)))
 
 
 def _json(value) -> bytes | None:
@@ -344,6 +359,8 @@ def _failure(exc: Exception) -> errors.StatusError:
 
 
 def _lock(directory: Path) -> int:
+    if directory.exists() and not directory.is_dir():
+        raise JournalError(f"{directory}: cannot use it as the data directory: not a directory")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         fd = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
