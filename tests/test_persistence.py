@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 
 import orjson
 import pytest
 
 from mockapi import app as app_
-from mockapi import errors
+from mockapi import errors, persistence
 from mockapi.registry.options import ListOptions, WriteOptions
 from mockapi.settings import Settings
 from mockapi.store import Store
@@ -61,6 +62,33 @@ def test_the_resource_version_continues_after_the_last_write_even_when_it_was_a_
     reopened = Journal(tmp_path)
     assert reopened.resource_version == 2 and list(reopened.rows()) == []
     reopened.close()
+
+
+def crash(journal: Journal) -> None:
+    """Stop as kill -9 would: what is on disk stays, nothing more is written, the lock goes."""
+    journal.sync()
+    journal._db.close()
+    os.close(journal._lock_fd)
+    journal._lock_fd = -1  # closed: close() has nothing left to do
+
+
+def test_after_a_crash_the_sequence_skips_ahead_so_versions_shown_but_never_written_are_older(tmp_path, journaled):
+    journal, store = journaled
+    store.create(CONFIGMAPS, configmap("a"))
+    crash(journal)
+    server = app_.build(Settings(data_dir=tmp_path))
+    try:
+        assert not server.journal.clean
+        assert server.store.oldest_resource_version == 1 + persistence.CRASH_GAP
+        assert server.store.get(CONFIGMAPS, "default", "a").rv == 1
+        last = server.store.resource_version  # with the seed written after the gap
+    finally:
+        server.journal.close()
+    again = app_.build(Settings(data_dir=tmp_path))  # after a clean stop: no gap
+    try:
+        assert again.journal.clean and again.store.resource_version == last
+    finally:
+        again.journal.close()
 
 
 def test_writes_of_one_event_loop_turn_are_one_transaction_and_the_response_waits_for_it(tmp_path, journaled):

@@ -90,6 +90,13 @@ class Journal:
         try:
             self._db = _open(self.directory / DATABASE)
             self.resource_version = _stored_rv(self._db, self.directory / DATABASE)
+            # Whether the last server closed the journal (everything it handed out was written), or
+            # stopped without (a crash, kill -9: it may have shown versions it never wrote).
+            self.clean = _stored_meta(self._db, "clean", 1) == 1
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('clean', 0)")
+        except sqlite3.Error as exc:
+            os.close(self._lock_fd)
+            raise JournalError(f"{self.directory / DATABASE}: cannot use it: {exc}") from None
         except BaseException:
             os.close(self._lock_fd)
             raise
@@ -138,6 +145,11 @@ class Journal:
             self._db.execute("BEGIN")
             self._db.executemany(_SET_FIELDS, updates)
             self._db.execute(_SET_PATHS, (group, resource, paths))
+
+    def resume(self, rv: int) -> None:
+        """The resourceVersion the store continues after (before :meth:`start`), kept at once."""
+        self.resource_version = self.durable_rv = rv
+        self._db.execute(_SET_RV, (rv,))
 
     def start(self) -> None:
         """Start the writer thread (after the stored objects were read)."""
@@ -315,6 +327,9 @@ class Journal:
                 self._commit(batches)
             if self.failed is None:
                 self._compact()
+        if self.failed is None and (self.clean or self._thread is not None):
+            # everything handed out is written: the next start needs no gap (see persistence.restore)
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('clean', 1)")
         self._db.close()
         os.close(self._lock_fd)
         self._lock_fd = -1
@@ -392,6 +407,11 @@ def _open(path: Path) -> sqlite3.Connection:
         return db
     except sqlite3.DatabaseError as exc:
         raise JournalError(f"{path}: not a mockapi data directory, or damaged: {exc}") from None
+
+
+def _stored_meta(db: sqlite3.Connection, key: str, default: int) -> int:
+    found = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return int(found[0]) if found else default
 
 
 def _stored_rv(db: sqlite3.Connection, path: Path) -> int:
