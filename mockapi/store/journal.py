@@ -2,8 +2,10 @@
 
 Opt-in persistence, kine's way (k3s keeps Kubernetes in SQLite): one table holds the current
 version of every object, ``(group, resource, namespace, name) → (resourceVersion, canonical
-bytes)``, and a meta row the last resourceVersion handed out. The bytes are the store's own
-(:class:`~mockapi.store.watch.Stored`), so a restart reads them back without serializing anything.
+bytes, labels, selectable-field values, CRC-32)``, and meta rows the last resourceVersion handed
+out and whether the last server closed the journal cleanly. The bytes are the store's own
+(:class:`~mockapi.store.watch.Stored`) and the parsed facts beside them too, so a restart neither
+serializes nor parses an object; the checksum catches contents damaged on disk, which SQLite does not.
 
 **Group commit.** :meth:`Journal.record` only notes a write (the last version of a key wins) and,
 once per event-loop turn, hands what the turn wrote to a writer thread: everything one request
