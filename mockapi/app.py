@@ -14,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 import orjson
 
@@ -34,6 +34,9 @@ from mockapi.registry.rest import Registry
 from mockapi.registry.types import TypeRegistry
 from mockapi.settings import Settings
 from mockapi.store import Store
+
+if TYPE_CHECKING:
+    from mockapi.store.journal import Journal
 
 log = logging.getLogger("mockapi")
 
@@ -66,6 +69,8 @@ class Server:
     authorizer: object | None = None
     audit: object | None = None
     scheduler: object | None = None  # the in-process pod scheduler (mockapi.controllers.scheduler), when enabled
+    journal: Journal | None = None  # with --data-dir: where every write is made durable
+    restored: int = 0  # objects read back from the data directory at start-up
 
     async def start_background(self) -> None:
         for run in self.background:
@@ -124,13 +129,33 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
     """``authorizer``: a :class:`mockapi.auth.authz.Authorizer` to use instead of the one
     ``settings.authorization_mode`` names (tests); it turns authentication on."""
     settings = settings or Settings()
-    store = Store(history_size=settings.history_size, watcher_buffer=settings.watcher_buffer)
+    options = {"history_size": settings.history_size, "watcher_buffer": settings.watcher_buffer}
+    if settings.data_dir is None:  # in memory: nothing of the persistence is imported nor built
+        return _build(settings, Store(**options), None, clock=clock, uids=uids, authorizer=authorizer)
+    from mockapi import persistence
+
+    store, journal = persistence.open_store(settings.data_dir, **options)
+    try:
+        return _build(settings, store, journal, clock=clock, uids=uids, authorizer=authorizer)
+    except BaseException:
+        if journal is not None:
+            journal.close()
+        raise
+
+
+def _build(settings: Settings, store: Store, journal: Journal | None, *, clock, uids, authorizer) -> Server:
     types = TypeRegistry()
     ranges = parse_service_ranges(settings.service_cluster_ip_range, settings.service_node_port_range)
     registry = Registry(store=store, types=types, clock=clock, uids=uids, service_ranges=ranges)
     for manifest in builtin_manifests():
         for rt in gvk.from_crd(manifest, builtin=True):
             types.register(rt)
+    restored = 0
+    if journal is not None:
+        from mockapi import persistence
+
+        restored = persistence.restore(registry, journal)
+        journal.start()
     seed(registry)
     discovery = discovery_.Discovery(types, server_address=f"{settings.host}:{settings.port}")
     kube = KubeAPI(
@@ -140,7 +165,7 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
         watch_settings={"bookmark_interval": settings.bookmark_interval, "min_request_timeout": settings.min_request_timeout},
         fault_set=faults.FaultSet(),
     )
-    server = Server(settings=settings, store=store, types=types, registry=registry, app=None)
+    server = Server(settings=settings, store=store, types=types, registry=registry, app=None, journal=journal, restored=restored)
     fallback = cold.Deferred(functools.partial(_cold_endpoints, types))
 
     async def app(scope, receive, send):
@@ -155,6 +180,10 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
         await fallback(scope, receive, send)
 
     server.app = app
+    if journal is not None:
+        from mockapi import persistence
+
+        server.app = persistence.acknowledging(app, store, journal)
     kube.virtual.update(whoami.HANDLERS)
     if settings.authenticating or settings.auditing or authorizer is not None:
         _secure(server, authorizer)
@@ -163,6 +192,9 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
     _mount_pod_controllers(server, fallback)
     if settings.load:
         server.loaded = loader.load_paths(registry, settings.load)
+    if journal is not None:
+        journal.sync()  # what start-up wrote (the seed, --load) is on disk before the server is ready
+        log.info("data directory %s: %d objects restored, resourceVersion %d", settings.data_dir, restored, store.resource_version)
     return server
 
 
@@ -347,19 +379,27 @@ async def _lifespan(server: Server, receive, send) -> None:
             await server.stop_background()
             if server.audit is not None:
                 server.audit.close()
+            if server.journal is not None:
+                server.journal.close()
             await send({"type": "lifespan.shutdown.complete"})
             return
 
 
 def seed(registry: Registry) -> None:
-    """What every cluster starts with: the default namespaces and our CRDs (served at once)."""
+    """What every cluster starts with: the default namespaces and our CRDs (served at once). On a
+    restart from a data directory, only what is missing is created; what is stored stays as it is."""
     namespaces = registry.types.by_kind("", "v1", "Namespace")
     opts = WriteOptions(field_validation="Strict")
     for name in PROTECTED_NAMESPACES:
-        registry.create(namespaces, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, opts)
+        _create_missing(registry, namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, opts)
     priority_classes = registry.types.by_kind(scheduling.GROUP, "v1", "PriorityClass")
     for pc in scheduling.system_classes():
-        registry.create(priority_classes, "", pc, opts)
+        _create_missing(registry, priority_classes, pc, opts)
     crds = registry.types.by_kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
     for crd in our_crds():
-        registry.create(crds, "", crd, WriteOptions(field_validation="Strict"))
+        _create_missing(registry, crds, crd, WriteOptions(field_validation="Strict"))
+
+
+def _create_missing(registry: Registry, rt, obj: dict, opts: WriteOptions) -> None:
+    if registry.store.get(rt.group_resource, "", obj["metadata"]["name"]) is None:
+        registry.create(rt, "", obj, opts)

@@ -90,7 +90,7 @@ def _run(args) -> int:
 
 def _settings(args) -> Settings:
     return Settings(
-        host=args.host, port=args.port, load=args.load if args.load is not None else _env_paths("LOAD"), log_level=args.log_level, history_size=args.watch_history, max_body=args.max_body,
+        host=args.host, port=args.port, data_dir=args.data_dir, load=args.load if args.load is not None else _env_paths("LOAD"), log_level=args.log_level, history_size=args.watch_history, max_body=args.max_body,
         log_format=args.log_format, allocation_mode=args.allocation_mode, allocation_delay=args.allocation_delay, allocation_jitter=args.allocation_jitter,
         allocator=not args.no_allocator, allocation_policy=args.allocation_policy,
         allocation_budget_steps=args.allocation_budget_steps, allocation_budget_seconds=args.allocation_budget_seconds,
@@ -127,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=_env("HOST", "127.0.0.1"), help="address to listen on (default 127.0.0.1; 0.0.0.0 in a container)")
     serve.add_argument("--port", type=_port, default=_env("PORT", DEFAULT_PORT), help=f"port (default {DEFAULT_PORT}; 0 picks a free port and prints it)")
     serve.add_argument("--load", action="append", type=Path, default=None, metavar="PATH", help="file or directory of manifests to apply at start-up (repeatable; MOCKAPI_LOAD: paths separated by ':')")
+    serve.add_argument("--data-dir", type=Path, default=_env("DATA_DIR", None), metavar="DIR", help="keep every object in DIR (SQLite) and restore them at start (MOCKAPI_DATA_DIR; default: in memory only)")
     serve.add_argument("--log-level", type=str.lower, choices=LOG_LEVELS, default=_env("LOG_LEVEL", "info"))
     serve.add_argument("--log-format", type=str.lower, choices=logs.FORMATS, default=_env("LOG_FORMAT", "text"), help="text (default) or json: one JSON object per line")
     serve.add_argument("--watch-history", type=_at_least(1), default=_env("WATCH_HISTORY", Settings.history_size), metavar="N", help="watch events kept for resumes (default %(default)s)")
@@ -392,6 +393,11 @@ def _serve(settings: Settings) -> int:
 
     from mockapi import app as app_
     from mockapi.loader import LoadError
+    refused: tuple[type[Exception], ...] = (LoadError,)
+    if settings.data_dir is not None:
+        from mockapi.persistence import JournalError
+
+        refused = (LoadError, JournalError)
 
     logs.configure(level=settings.log_level, fmt=settings.log_format)
     started = time.monotonic()
@@ -409,7 +415,7 @@ def _serve(settings: Settings) -> int:
     try:
         tls_options = _tls(settings)
         server = app_.build(settings)
-    except (LoadError, ValueError) as exc:
+    except (*refused, ValueError) as exc:
         sock.close()
         raise CommandError(str(exc)) from exc
     except OSError:

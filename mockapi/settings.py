@@ -16,6 +16,8 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     load: list[Path] = field(default_factory=list)
+    # Where every write is made durable (mockapi.persistence); None: in memory only, the default.
+    data_dir: Path | None = None
     log_level: str = "info"
     history_size: int = DEFAULT_HISTORY
     watcher_buffer: int = DEFAULT_WATCHER_BUFFER

@@ -134,8 +134,25 @@ class ControlPlane:
     load: Callable[[bytes, str], Any]  # (YAML, source name) → applied (mockapi.loader.load_text)
     seed_crds: Callable[[], list[dict]]  # our CRDs as generated, restored by reset(keepCRDs=false)
     gate: Any = None  # mockapi.controllers.gate.AllocationGate (duck-typed: http sits below controllers)
-from mockapi.faults import FaultSet
-from mockapi.http import bodies, responses
+    faults: FaultSet = field(default_factory=FaultSet)
+    close_watches: Callable[[], int] = lambda: 0  # the store's: end every open watch, how many
+    compact: Callable[[], int] = lambda: 0  # the store's: forget the history, the oldest RV left
+    users: Any = None  # mockapi.auth.authn.TokenTable when authentication is on (duck-typed, as gate)
+    audit: Any = None  # mockapi.auth.audit.AuditLog when the audit log is on
+    ca: bytes | None = None  # the CA (PEM) of a server started with --generate-certs, for kubeconfigs
+    # ... and its admin's client certificate and key (PEM): the credentials of a kubeconfig given
+    # without a token (kubectl asks for a password over HTTPS when a kubeconfig names no credentials)
+    admin_certificate: tuple[bytes, bytes] | None = None
+    max_body: int = bodies.DEFAULT_MAX_BODY  # --max-body: the control API's bodies are bounded as the API's are
+
+    def mint(self, name: Any, groups: Any = (), uid: Any = "") -> str:
+        if self.users is None:
+            raise errors.StatusError(404, "NotFound", "authentication is off in this server: every request is allowed (see `mockapi serve --authentication`)", {})
+        if not isinstance(name, str) or not name:
+            raise errors.bad_request("name: Required value: a user needs a name")
+        if not isinstance(groups, list) or not all(isinstance(g, str) and g for g in groups):
+            raise errors.bad_request("groups: Invalid value: expected a list of group names")
+        return self.users.mint(name, groups=groups, uid=str(uid or ""))
 
     def reset(self, *, keep_crds: bool = True, keep_namespaces: bool = False) -> dict:
         self.faults.clear()  # first: the reset's own writes must not meet a rule

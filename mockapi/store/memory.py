@@ -203,6 +203,23 @@ class Store:
         self._emit(Event(DELETED, resource, stored, prev))
         return stored
 
+    def restore(self, resource: Hashable, raw: bytes, rv: int, namespace: str, name: str, *, labels: dict | None, fields: tuple | None) -> None:
+        """Put back an object exactly as it was stored (its bytes, resourceVersion, labels and
+        selectable-field values) on a restart: no event, no new resourceVersion (see :meth:`resume`)."""
+        namespace = sys.intern(namespace)
+        if fields is not None:
+            fields = self._fields.get(fields, lambda: fields)
+        stored = Stored(raw, rv, namespace, name, self._labels(labels), fields)
+        untrack(stored)
+        self._bucket(resource, namespace).put(name, stored)
+
+    def resume(self, rv: int) -> None:
+        """Continue the resourceVersion sequence after ``rv`` (the last one handed out before a
+        restart). The history of what came before is gone: a watch or a list from an older
+        resourceVersion gets 410 Expired, and the client relists."""
+        self._rv = max(self._rv, rv)
+        self._window_start = self._rv
+
     def drop_resource(self, resource: Hashable) -> list[Stored]:
         """Delete every object of a resource (its CRD went away), with DELETED events."""
         victims = list(self.iterate(resource))

@@ -330,7 +330,8 @@ class MockAPIServer(MockAPI):
     """A real mockapi in a background thread of this process, on a free port.
 
     Keyword arguments are :class:`mockapi.settings.Settings` fields (``allocation_mode="manual"``,
-    ``history_size=...``); ``load`` is applied at start-up like ``mockapi serve --load``. The
+    ``history_size=...``, ``data_dir=path`` to keep the objects in a directory across restarts, as
+    ``mockapi serve --data-dir``); ``load`` is applied at start-up like ``mockapi serve --load``. The
     allocator, the scheduler, the simulated kubelet and the garbage collector run, as in ``mockapi
     serve`` (``allocator=False`` turns them all off; ``scheduler=False``, ``kubelet=False``,
     ``garbage_collector=False`` one by one).

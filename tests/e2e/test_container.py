@@ -79,6 +79,14 @@ def test_one_port_a_non_root_user_and_an_exec_form_entrypoint():
     assert env["MOCKAPI_HOST"] == "0.0.0.0" and env["MOCKAPI_PORT"] == "55441" and env["PYTHONUNBUFFERED"] == "1"
 
 
+def test_a_volume_for_the_data_directory_is_declared_writable_and_documented_but_not_the_default():
+    assert json.loads(one("VOLUME")) == ["/var/lib/mockapi"]
+    assert any(word == "RUN" and "install -d -o 10001 -g 10001 /var/lib/mockapi" in rest for word, rest in final_stage())
+    assert "MOCKAPI_DATA_DIR" not in image_env()  # in memory unless asked
+    header = (ROOT / "Dockerfile").read_text().split("ARG ", 1)[0]
+    assert "MOCKAPI_DATA_DIR=/var/lib/mockapi" in header and "-v mockapi-data:/var/lib/mockapi" in header
+
+
 def test_the_healthcheck_is_a_python_one_liner_against_readyz():
     options, _, command = one("HEALTHCHECK").partition("CMD ")
     test = json.loads(command)

@@ -131,11 +131,15 @@ def test_the_docker_commands_match_the_dockerfile():
     exposed = re.findall(r"^EXPOSE (\d+)$", dockerfile, re.M)
     docker = [c for block in blocks("sh") for c in commands(block) if kind_of(c) == "docker"]
     assert docker[0] == "docker build -t mockapi ."
-    run = shlex.split(docker[1])
-    assert run[:2] == ["docker", "run"] and run[-1] == "mockapi"
-    assert run[run.index("-p") + 1].split(":")[1] == exposed[0] == str(PORT)
-    variables = {run[i + 1].split("=")[0] for i, word in enumerate(run) if word == "-e"}
-    assert variables and variables <= server_variables()
+    volumes = {path for found in re.findall(r"^VOLUME (.+)$", dockerfile, re.M) for path in json.loads(found)}
+    for command in docker[1:]:
+        run = shlex.split(command)
+        assert run[:2] == ["docker", "run"] and run[-1] == "mockapi"
+        assert run[run.index("-p") + 1].split(":")[1] == exposed[0] == str(PORT)
+        variables = {run[i + 1].split("=")[0] for i, word in enumerate(run) if word == "-e"}
+        assert variables and variables <= server_variables()
+        mounts = {run[i + 1].split(":")[1] for i, word in enumerate(run) if word == "-v"}
+        assert mounts <= volumes, (mounts, volumes)
     assert "/app/testdata" in dockerfile
 
 
