@@ -22,7 +22,7 @@ from mockapi import clock as clocks
 from mockapi import errors, gvk, loader, logs
 from mockapi import metrics as metrics_
 from mockapi.controllers.gate import AllocationGate
-from mockapi.http import cold, control, openapi, responses
+from mockapi.http import cold, control, openapi, overload, responses
 from mockapi.http import discovery as discovery_
 from mockapi.http.kube import KubeAPI
 from mockapi.registry import builtin, scheduling
@@ -60,6 +60,25 @@ class Server:
     requests: control.RequestLog | None = None
     allocator: object | None = None  # the in-process allocator (mockapi.controllers.allocator), when enabled
     scheduler: object | None = None  # the in-process pod scheduler (mockapi.controllers.scheduler), when enabled
+    # Overload protection (mockapi.http.overload): the in-flight and watcher counters the connection
+    # protocol admits requests with, and the open watch streams a graceful shutdown ends.
+    admission: overload.Admission | None = None
+    streams: set[Callable[[], None]] = field(default_factory=set)
+    # Called once at shutdown, after the requests have drained and the controllers have stopped, in
+    # order; each may be a coroutine function. THE place for a persistence layer to flush the data
+    # dir: `server.on_shutdown.append(store_writer.flush)`. A failing hook is logged, the next still runs.
+    on_shutdown: list[Callable[[], Awaitable[None] | None]] = field(default_factory=list)
+
+    async def shutdown(self) -> None:
+        """The ASGI lifespan's shutdown: stop the controllers, then run the ``on_shutdown`` hooks."""
+        await self.stop_background()
+        for hook in self.on_shutdown:
+            try:
+                result = hook()
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:  # noqa: BLE001 - one failing hook must not keep the others from running
+                log.exception("shutdown hook %r failed", hook)
 
     async def start_background(self) -> None:
         for run in self.background:
@@ -129,9 +148,10 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
         registry,
         discovery,
         max_body=settings.max_body,
-        watch_settings={"bookmark_interval": settings.bookmark_interval, "min_request_timeout": settings.min_request_timeout},
+        watch_settings={"bookmark_interval": settings.bookmark_interval, "min_request_timeout": settings.min_request_timeout, "streams": set()},
     )
-    server = Server(settings=settings, store=store, types=types, registry=registry, app=None)
+    server = Server(settings=settings, store=store, types=types, registry=registry, app=None, streams=kube.watch_settings["streams"])
+    server.admission = overload.Admission(overload.limits(settings))
     fallback = cold.Deferred(functools.partial(_cold_endpoints, types))
 
     async def app(scope, receive, send):
@@ -145,7 +165,7 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
             return
         await fallback(scope, receive, send)
 
-    server.app = app
+    server.app = overload.Deadline(app, request_timeout=settings.request_timeout)
     _observe(server, kube, fallback)
     _mount_allocator(server, fallback)
     _mount_pod_controllers(server, fallback)
@@ -291,7 +311,7 @@ async def _lifespan(server: Server, receive, send) -> None:
                 return
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
-            await server.stop_background()
+            await server.shutdown()
             await send({"type": "lifespan.shutdown.complete"})
             return
 

@@ -30,8 +30,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Iterable
 
-import uvicorn
-
 from mockapi import errors
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -173,8 +171,10 @@ class MockAPIServer(MockAPI):
 
     def start(self) -> "MockAPIServer":
         settings = self._build()
-        config = uvicorn.Config(self.server.app, log_level=settings.log_level, log_config=None, access_log=False, lifespan="on")
-        self._uvicorn = _ThreadedServer(config)
+        from mockapi.http import lifecycle
+
+        # the same connection guard, bounds and graceful stop as `mockapi serve`
+        self._uvicorn = lifecycle.uvicorn_server(self.server.app, settings, admission=self.server.admission, streams=self.server.streams)
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._socket]}, name=f"mockapi:{settings.port}", daemon=True)
         self._thread.start()
         self._wait_started()
@@ -240,11 +240,6 @@ class MockAPIServer(MockAPI):
 def connect(url: str) -> MockAPI:
     """A handle on a mockapi that is already running (``mockapi serve``, a container)."""
     return MockAPI(url)
-
-
-class _ThreadedServer(uvicorn.Server):
-    def install_signal_handlers(self) -> None:  # not the main thread
-        pass
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -1,0 +1,318 @@
+"""Overload protection, as kube-apiserver does it: bounded requests in flight, bounded watchers, and a
+deadline on every request that is not long-running.
+
+* :class:`Admission` counts what runs. Read-only and mutating requests have their own bounds
+  (``--max-requests-inflight``, ``--max-mutating-requests-inflight``, kube's WithMaxInFlightLimit);
+  over a bound the answer is kube's 429 ``TooManyRequests`` Status with ``Retry-After: 1``. Watches
+  are long-running: not counted there, but bounded in total and per client (``--max-watchers``,
+  ``--max-watchers-per-client``; a client is its remote address). The health checks are never
+  throttled. The connection protocol (:mod:`mockapi.http.connections`) calls :meth:`Admission.admit`
+  when it starts a request, so a request counts from the moment it is queued: what is in flight is
+  what the event loop has to get through, and a flood is answered with cheap 429s instead of
+  lengthening the queue in front of ``/readyz``.
+* :class:`Deadline` is kube's WithTimeoutForNonLongRunningRequests: ``?timeout=`` (a Go duration,
+  capped by ``--request-timeout``, default 60 s) ends a request that has not answered in time with a
+  504 ``Timeout`` Status; a response already started is cut (the connection is aborted).
+
+Both are plain ASGI and cost a few integer operations per request (PERF: the hot path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qsl
+
+import orjson
+
+from mockapi import errors
+from mockapi.http import requestinfo
+
+MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+HEALTH_PATHS = frozenset({f"/{name}{check}" for name in ("healthz", "livez", "readyz") for check in ("", "/ping", "/store", "/shutdown")})
+READYZ_PATHS = frozenset(path for path in HEALTH_PATHS if path.startswith("/readyz"))
+TOO_MANY_REQUESTS = "Too many requests, please try again later."
+TIMEOUT_MESSAGE = "request did not complete within requested timeout - context deadline exceeded"
+INVALID_TIMEOUT = "invalid timeout specified in the request URL"
+# What a connection, not a request, holds while the process drains: kube answers long-running
+# requests that arrive then (on a connection opened before) this way.
+SHUTTING_DOWN = "apiserver is shutting down"
+
+
+@dataclass
+class Limits:
+    """The bounds, from :class:`mockapi.settings.Settings`; 0 means no bound (as kube's 0)."""
+
+    max_requests_inflight: int = 400
+    max_mutating_requests_inflight: int = 200
+    max_watchers: int = 10_000
+    max_watchers_per_client: int = 5_000
+    request_timeout: float = 60.0
+
+
+def limits(settings) -> Limits:
+    """The bounds a :class:`mockapi.settings.Settings` asks for."""
+    return Limits(
+        max_requests_inflight=settings.max_requests_inflight, max_mutating_requests_inflight=settings.max_mutating_requests_inflight,
+        max_watchers=settings.max_watchers, max_watchers_per_client=settings.max_watchers_per_client, request_timeout=settings.request_timeout,
+    )
+
+
+def is_watch(path: str, query_string: bytes) -> bool:
+    """Whether a GET is a watch (``?watch=true`` or the ``/watch/`` prefix): the long-running
+    requests this server serves. The common case (no "watch" anywhere) costs two substring tests."""
+    if b"watch" not in query_string and "/watch/" not in path:
+        return False
+    return requestinfo.parse("GET", path, query_string).verb == "watch"
+
+
+async def send_status(send, exc: errors.StatusError, *, close: bool = False) -> None:
+    headers = [(b"content-type", b"application/json"), *((k.lower().encode(), v.encode()) for k, v in exc.headers.items())]
+    if close:
+        headers.append((b"connection", b"close"))
+    status = exc.status()
+    if exc.reason == "Timeout":
+        status["details"] = exc.details  # kube's NewTimeoutError always has details (retryAfterSeconds 0: "{}")
+    body = orjson.dumps(status)
+    await send({"type": "http.response.start", "status": exc.code, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _rejecting(exc: errors.StatusError, *, close: bool = False):
+    async def reject(scope, receive, send) -> None:
+        await send_status(send, exc, close=close)
+
+    return reject
+
+
+class Admission:
+    """Counts the requests in flight and the open watches of one server; :meth:`admit` is called
+    once per request, before it runs, and returns the ASGI app that will answer it."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.readonly = 0
+        self.mutating = 0
+        self.watchers = 0
+        self.watchers_by_client: dict[str, int] = {}
+        self.draining = False  # set on SIGTERM: /readyz answers 503
+        self.closing = False  # set once the listener is closed: new watches are refused
+        self._too_many = _rejecting(errors.too_many_requests(TOO_MANY_REQUESTS))
+        self._not_ready = _not_ready
+
+    def admit(self, scope, app):
+        """``app`` wrapped to be counted, an app that answers 429, or ``app`` itself (exempt)."""
+        path = scope["path"]
+        if path in HEALTH_PATHS:
+            return self._not_ready if self.draining and path in READYZ_PATHS else app
+        if scope["method"] in MUTATING_METHODS:
+            limit = self.limits.max_mutating_requests_inflight
+            if limit and self.mutating >= limit:
+                return self._too_many
+            self.mutating += 1
+            return _Counted(self, app, "mutating")
+        if is_watch(path, scope.get("query_string", b"")):
+            return self._admit_watch(scope, app)
+        limit = self.limits.max_requests_inflight
+        if limit and self.readonly >= limit:
+            return self._too_many
+        self.readonly += 1
+        return _Counted(self, app, "readonly")
+
+    def _admit_watch(self, scope, app):
+        if self.closing:
+            return _rejecting(errors.StatusError(503, "ServiceUnavailable", SHUTTING_DOWN, headers={"Retry-After": "1"}), close=True)
+        client = scope["client"][0] if scope.get("client") else ""
+        mine = self.watchers_by_client.get(client, 0)
+        limits = self.limits
+        if limits.max_watchers and self.watchers >= limits.max_watchers:
+            return _rejecting(errors.too_many_requests(f"{TOO_MANY_REQUESTS[:-1]}: the server has {self.watchers} watches open (--max-watchers)"))
+        if limits.max_watchers_per_client and mine >= limits.max_watchers_per_client:
+            return _rejecting(errors.too_many_requests(f"{TOO_MANY_REQUESTS[:-1]}: this client ({client}) has {mine} watches open (--max-watchers-per-client)"))
+        self.watchers += 1
+        self.watchers_by_client[client] = mine + 1
+        return _Watch(self, app, client)
+
+    def release_watch(self, client: str) -> None:
+        self.watchers -= 1
+        left = self.watchers_by_client[client] - 1
+        if left:
+            self.watchers_by_client[client] = left
+        else:
+            del self.watchers_by_client[client]
+
+
+class _Counted:
+    """An app that gives its slot back when it returns (the slot was taken at admission)."""
+
+    __slots__ = ("admission", "app", "counter")
+
+    def __init__(self, admission: Admission, app, counter: str) -> None:
+        self.admission, self.app, self.counter = admission, app, counter
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except asyncio.CancelledError:
+            if not self.admission.closing:
+                raise  # cancelled at the end of the shutdown grace period: the connection is gone, say nothing
+        finally:
+            if self.counter == "mutating":
+                self.admission.mutating -= 1
+            else:
+                self.admission.readonly -= 1
+
+
+class _Watch:
+    __slots__ = ("admission", "app", "client")
+
+    def __init__(self, admission: Admission, app, client: str) -> None:
+        self.admission, self.app, self.client = admission, app, client
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except asyncio.CancelledError:
+            if not self.admission.closing:
+                raise
+        finally:
+            self.admission.release_watch(self.client)
+
+
+async def _not_ready(scope, receive, send) -> None:
+    """``/readyz`` while the server drains (kube's ``[-]shutdown failed``), 503 so that a load
+    balancer or a kubelet probe takes the server out before it stops accepting."""
+    body = b"[+]ping ok\n[+]store ok\n[-]shutdown failed: reason withheld\nreadyz check failed\n"
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"x-content-type-options", b"nosniff"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+# ------------------------------------------------------------------ the per-request deadline
+_GO_DURATION = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_go_duration(text: str) -> float:
+    """Go's ``time.ParseDuration`` in seconds (``500ms``, ``1m30s``, ``-2s``, ``0``), strictly: a
+    number needs a unit. Raises ValueError with Go's message."""
+    value, sign = text, 1.0
+    if value[:1] in ("+", "-"):
+        sign, value = (-1.0 if value[0] == "-" else 1.0), value[1:]
+    if value == "0":
+        return 0.0
+    if not value:
+        raise ValueError(f'time: invalid duration "{text}"')
+    pos, total = 0, 0.0
+    for match in _GO_DURATION.finditer(value):
+        number = match.group(1)
+        if match.start() != pos or number in ("", "."):
+            break
+        total += float(number) * _UNITS[match.group(2)]
+        pos = match.end()
+    if pos != len(value) or pos == 0:
+        if value.replace(".", "", 1).isdigit():
+            raise ValueError(f'time: missing unit in duration "{text}"')
+        raise ValueError(f'time: invalid duration "{text}"')
+    return sign * total
+
+
+def requested_timeout(query_string: bytes, default: float) -> float:
+    """The request's deadline in seconds: ``?timeout=`` when given and shorter than the server's
+    ``--request-timeout`` (kube's timeoutParser: 0 or more means the default). Raises a 400 for a
+    malformed value, worded as kube-apiserver's."""
+    if b"timeout=" not in query_string:
+        return default
+    value = next((v for k, v in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True) if k == "timeout"), "")
+    if not value:
+        return default
+    try:
+        timeout = parse_go_duration(value)
+    except ValueError as exc:
+        raise errors.bad_request(f"{INVALID_TIMEOUT} - {exc}") from None
+    return timeout if 0 < timeout < default else default
+
+
+def timeout_error() -> errors.StatusError:
+    return errors.StatusError(504, "Timeout", f"Timeout: {TIMEOUT_MESSAGE}", {})
+
+
+class Deadline:
+    """kube's WithTimeoutForNonLongRunningRequests as ASGI middleware around the whole app.
+
+    A timer per request (one ``call_at``, cancelled at the end) cancels a handler still waiting
+    (for its body, for a slow client) at the deadline; a handler that computed past the deadline
+    without waiting is caught when it starts its response. Either way the client gets the 504
+    Status if nothing was sent yet; a response cut half way has its connection aborted (through
+    the ``mockapi.abort`` scope entry the connection protocol provides), as Go does."""
+
+    def __init__(self, app, *, request_timeout: float) -> None:
+        self.app = app
+        self.request_timeout = request_timeout
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or not self.request_timeout or scope["path"] in HEALTH_PATHS:
+            await self.app(scope, receive, send)
+            return
+        query_string = scope.get("query_string", b"")
+        if scope["method"] == "GET" and is_watch(scope["path"], query_string):
+            await self.app(scope, receive, send)
+            return
+        try:
+            timeout = requested_timeout(query_string, self.request_timeout)
+        except errors.StatusError as exc:
+            await send_status(send, exc)
+            return
+        await _Run(self.app, timeout).run(scope, receive, send)
+
+
+class _Run:
+    """One request under a deadline."""
+
+    __slots__ = ("app", "timeout", "deadline", "loop", "task", "expired", "started", "finished", "send")
+
+    def __init__(self, app, timeout: float) -> None:
+        self.app = app
+        self.timeout = timeout
+        self.expired = self.started = self.finished = False
+
+    async def run(self, scope, receive, send) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
+        self.deadline = self.loop.time() + self.timeout
+        self.send = send
+        timer = self.loop.call_at(self.deadline, self._expire)
+        try:
+            await self.app(scope, receive, self._send)
+        except asyncio.CancelledError:
+            if not self.expired or self.task.uncancel() > 0:
+                raise  # not ours (a shutdown past its grace period)
+            await self._timed_out(scope)
+        finally:
+            self.finished = True
+            timer.cancel()
+
+    def _expire(self) -> None:
+        if not self.finished and not self.expired:
+            self.expired = True
+            self.task.cancel()
+
+    async def _send(self, message) -> None:
+        if self.expired:
+            return  # kube's timeoutWriter: what the handler writes after the deadline goes nowhere
+        if not self.started:
+            if self.loop.time() >= self.deadline:
+                self.expired = True  # computed past the deadline without waiting: answer the 504 instead
+                await send_status(self.send, timeout_error())
+                return
+            self.started = True
+        await self.send(message)
+
+    async def _timed_out(self, scope) -> None:
+        if not self.started:
+            await send_status(self.send, timeout_error())
+            return
+        abort = scope.get("mockapi.abort")
+        if abort is not None:
+            abort()

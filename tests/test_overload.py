@@ -1,0 +1,185 @@
+"""Overload protection in process (mockapi.http.overload): admission, the per-request deadline, Go durations."""
+
+from __future__ import annotations
+
+import asyncio
+
+import orjson
+import pytest
+
+from mockapi import errors
+from mockapi.http import overload
+
+
+def scope(method="GET", path="/api/v1/namespaces/default/pods", query=b"", client=("10.0.0.1", 4000)):
+    return {"type": "http", "method": method, "path": path, "query_string": query, "client": client, "headers": []}
+
+
+async def ok(scope, receive, send):
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"{}"})
+
+
+async def answer(app, s):
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    await app(s, receive, send)
+    return sent
+
+
+def status_of(sent):
+    start = sent[0]
+    body = orjson.loads(sent[1]["body"]) if len(sent) > 1 and sent[1]["body"].startswith(b"{") else None
+    return start["status"], dict(start["headers"]), body
+
+
+# ------------------------------------------------------------------ admission
+def test_mutating_requests_over_their_bound_get_kubes_429_with_retry_after():
+    admission = overload.Admission(overload.Limits(max_mutating_requests_inflight=2))
+    held = [admission.admit(scope("POST"), ok), admission.admit(scope("DELETE"), ok)]
+    rejected = admission.admit(scope("PATCH"), ok)
+    code, headers, body = status_of(asyncio.run(answer(rejected, scope("PATCH"))))
+    assert code == 429 and headers[b"retry-after"] == b"1"
+    assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "Too many requests, please try again later.",
+                    "reason": "TooManyRequests", "details": {"retryAfterSeconds": 1}, "code": 429}  # fmt: skip
+    assert admission.mutating == 2 and admission.admit(scope("GET"), ok) is not ok  # reads have their own bound
+    asyncio.run(answer(held[0], scope("POST")))
+    assert admission.mutating == 1
+    assert isinstance(admission.admit(scope("PUT"), ok), overload._Counted)
+
+
+def test_read_only_requests_over_their_bound_get_429_and_the_slot_comes_back_when_they_end():
+    admission = overload.Admission(overload.Limits(max_requests_inflight=1))
+    first = admission.admit(scope(), ok)
+    assert status_of(asyncio.run(answer(admission.admit(scope(), ok), scope())))[0] == 429
+    asyncio.run(answer(first, scope()))
+    assert admission.readonly == 0
+    assert status_of(asyncio.run(answer(admission.admit(scope(), ok), scope())))[0] == 200
+
+
+def test_a_failing_request_gives_its_slot_back():
+    admission = overload.Admission(overload.Limits(max_requests_inflight=1))
+
+    async def boom(scope, receive, send):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        asyncio.run(answer(admission.admit(scope(), boom), scope()))
+    assert admission.readonly == 0
+
+
+def test_watches_are_not_counted_in_flight_but_bounded_per_client_and_in_total():
+    admission = overload.Admission(overload.Limits(max_requests_inflight=1, max_watchers=3, max_watchers_per_client=2))
+    watch = scope(query=b"watch=true")
+    mine = [admission.admit(watch, ok), admission.admit(scope(path="/api/v1/watch/namespaces/default/pods"), ok)]
+    assert admission.readonly == 0 and admission.watchers == 2
+    code, headers, body = status_of(asyncio.run(answer(admission.admit(watch, ok), watch)))
+    assert code == 429 and headers[b"retry-after"] == b"1" and "--max-watchers-per-client" in body["message"]
+    other = scope(query=b"watch=1", client=("10.0.0.2", 1))
+    admission.admit(other, ok)
+    code, _, body = status_of(asyncio.run(answer(admission.admit(scope(query=b"watch=1", client=("10.0.0.3", 1)), ok), other)))
+    assert code == 429 and "--max-watchers)" in body["message"]
+    asyncio.run(answer(mine[0], watch))
+    assert admission.watchers == 2 and admission.watchers_by_client == {"10.0.0.1": 1, "10.0.0.2": 1}
+    assert admission.admit(scope(), ok) is not ok  # a GET that is not a watch is counted as read-only
+
+
+def test_health_checks_are_never_throttled_and_readyz_fails_while_draining():
+    admission = overload.Admission(overload.Limits(max_requests_inflight=1))
+    admission.admit(scope(), ok)
+    for path in ("/livez", "/readyz", "/healthz", "/readyz/ping"):
+        assert admission.admit(scope(path=path), ok) is ok
+    admission.draining = True
+    assert admission.admit(scope(path="/livez"), ok) is ok
+    code, _, _ = status_of(asyncio.run(answer(admission.admit(scope(path="/readyz"), ok), scope(path="/readyz"))))
+    assert code == 503
+
+
+def test_a_bound_of_zero_is_no_bound():
+    admission = overload.Admission(overload.Limits(max_requests_inflight=0, max_mutating_requests_inflight=0, max_watchers=0, max_watchers_per_client=0))
+    for _ in range(1000):
+        assert admission.admit(scope("POST"), ok) is not admission._too_many
+        assert admission.admit(scope(query=b"watch=true"), ok).__class__ is overload._Watch
+
+
+# ------------------------------------------------------------------ the deadline
+@pytest.mark.parametrize("text, seconds", [("0", 0.0), ("1ms", 0.001), ("1m30s", 90.0), ("1.5h", 5400.0), ("-2s", -2.0), ("300us", 0.0003), ("2h45m", 9900.0)])
+def test_go_durations_parse_as_go_does(text, seconds):
+    assert overload.parse_go_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text, message", [("5", 'time: missing unit in duration "5"'), ("abc", 'time: invalid duration "abc"'), ("1x", 'time: invalid duration "1x"'), ("", 'time: invalid duration ""'), ("s", 'time: invalid duration "s"')])
+def test_bad_go_durations_raise_gos_message(text, message):
+    with pytest.raises(ValueError, match=message):
+        overload.parse_go_duration(text)
+
+
+def test_the_requested_timeout_is_capped_by_the_server_default_as_kube_does():
+    assert overload.requested_timeout(b"", 60) == 60
+    assert overload.requested_timeout(b"timeout=10s", 60) == 10
+    assert overload.requested_timeout(b"timeout=2m", 60) == 60
+    assert overload.requested_timeout(b"timeout=0s", 60) == 60
+    assert overload.requested_timeout(b"timeoutSeconds=5", 60) == 60
+    with pytest.raises(errors.StatusError) as caught:
+        overload.requested_timeout(b"timeout=soon", 60)
+    assert caught.value.code == 400
+    assert caught.value.message == 'invalid timeout specified in the request URL - time: invalid duration "soon"'
+
+
+KUBE_504 = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "Timeout: request did not complete within requested timeout - context deadline exceeded",
+            "reason": "Timeout", "details": {}, "code": 504}  # fmt: skip
+
+
+def test_a_request_still_waiting_at_its_deadline_gets_kubes_504():
+    async def slow(scope, receive, send):
+        await asyncio.sleep(5)
+        await ok(scope, receive, send)
+
+    app = overload.Deadline(slow, request_timeout=60)
+    code, _, body = status_of(asyncio.run(answer(app, scope(query=b"timeout=20ms"))))
+    assert code == 504 and body == KUBE_504
+
+
+def test_a_request_that_computed_past_its_deadline_gets_504_instead_of_its_answer():
+    async def busy(scope, receive, send):
+        import time
+
+        time.sleep(0.01)  # never yields: the timer cannot fire, the start of the response sees the deadline
+        await ok(scope, receive, send)
+
+    sent = asyncio.run(answer(overload.Deadline(busy, request_timeout=60), scope(query=b"timeout=1ms")))
+    assert status_of(sent)[0] == 504 and len(sent) == 2
+
+
+def test_a_response_cut_by_the_deadline_aborts_its_connection():
+    aborted = []
+
+    async def half(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await asyncio.sleep(5)
+
+    s = scope(query=b"timeout=20ms") | {"mockapi.abort": lambda: aborted.append(True)}
+    sent = asyncio.run(answer(overload.Deadline(half, request_timeout=60), s))
+    assert aborted == [True] and len(sent) == 1
+
+
+def test_watches_and_health_checks_have_no_deadline_and_a_quick_request_is_untouched():
+    async def slow(scope, receive, send):
+        await asyncio.sleep(0.05)
+        await ok(scope, receive, send)
+
+    app = overload.Deadline(slow, request_timeout=0.01)
+    assert status_of(asyncio.run(answer(app, scope(query=b"watch=true"))))[0] == 200
+    assert status_of(asyncio.run(answer(app, scope(path="/readyz"))))[0] == 200
+    assert status_of(asyncio.run(answer(overload.Deadline(ok, request_timeout=1), scope())))[0] == 200
+
+
+def test_a_malformed_timeout_is_kubes_400():
+    code, _, body = status_of(asyncio.run(answer(overload.Deadline(ok, request_timeout=60), scope(query=b"timeout=5"))))
+    assert code == 400 and body["message"] == 'invalid timeout specified in the request URL - time: missing unit in duration "5"'
