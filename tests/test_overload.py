@@ -94,11 +94,23 @@ def test_health_checks_are_never_throttled_and_readyz_fails_while_draining():
     admission = overload.Admission(overload.Limits(max_requests_inflight=1))
     admission.admit(scope(), ok)
     for path in ("/livez", "/readyz", "/healthz", "/readyz/ping"):
-        assert admission.admit(scope(path=path), ok) is ok
+        sent = asyncio.run(answer(admission.admit(scope(path=path), ok), scope(path=path)))
+        assert sent[0]["status"] == 200 and sent[1]["body"] == b"ok"  # answered at once, bytes as mockapi.http.health's
+    assert admission.admit(scope("POST", path="/livez"), ok) is ok  # not a health check: the app says 405
     admission.draining = True
-    assert admission.admit(scope(path="/livez"), ok) is ok
-    code, _, _ = status_of(asyncio.run(answer(admission.admit(scope(path="/readyz"), ok), scope(path="/readyz"))))
-    assert code == 503
+    assert asyncio.run(answer(admission.admit(scope(path="/livez"), ok), scope(path="/livez")))[0]["status"] == 200
+    sent = asyncio.run(answer(admission.admit(scope(path="/readyz"), ok), scope(path="/readyz")))
+    assert sent[0]["status"] == 503 and b"[-]shutdown failed: reason withheld" in sent[1]["body"]
+    assert admission.readonly == 1
+
+
+def test_an_answer_renders_as_http_bytes_for_the_connection_protocol():
+    too_many = overload.Admission(overload.Limits(max_requests_inflight=0, max_mutating_requests_inflight=1))
+    too_many.admit(scope("POST"), ok)
+    raw = too_many.admit(scope("POST"), ok).http_bytes(b"HTTP/1.1 429 Too Many Requests\r\n", [(b"server", b"x")], keep_alive=False)
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n") == [b"HTTP/1.1 429 Too Many Requests", b"server: x", b"content-type: application/json", b"retry-after: 1", f"content-length: {len(body)}".encode(), b"connection: close"]
+    assert orjson.loads(body)["reason"] == "TooManyRequests"
 
 
 def test_a_bound_of_zero_is_no_bound():

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import logging
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from mockapi.http.overload import Admission
+from mockapi.http.overload import Admission, Answer
 
 log = logging.getLogger("mockapi.http")
 
@@ -160,7 +160,21 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def _start_asgi_task(self, cycle, app) -> None:
         if app is self.app:  # not uvicorn's own 503
             app = self.guard.admission.admit(cycle.scope, app)
+            if type(app) is Answer:
+                self._answer_now(cycle, app)
+                return
         super()._start_asgi_task(cycle, app)
+
+    def _answer_now(self, cycle, answer: Answer) -> None:
+        """Write a fixed answer (a 429, a health check) at once, as uvicorn would have after a task:
+        the cycle is complete (a request body still to come is dropped), keep-alive goes on."""
+        keep_alive = cycle.keep_alive and not answer.close
+        cycle.response_started = cycle.response_complete = True
+        cycle.keep_alive = keep_alive
+        self.transport.write(answer.http_bytes(STATUS_LINE[answer.code], self.server_state.default_headers, keep_alive=keep_alive))
+        if not keep_alive:
+            self.transport.close()
+        self.on_response_complete()
 
     def _abort(self) -> None:
         self.transport.abort()

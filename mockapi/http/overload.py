@@ -27,10 +27,10 @@ from urllib.parse import parse_qsl
 import orjson
 
 from mockapi import errors
-from mockapi.http import requestinfo
+from mockapi.http import health, requestinfo
 
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-HEALTH_PATHS = frozenset({f"/{name}{check}" for name in ("healthz", "livez", "readyz") for check in ("", "/ping", "/store", "/shutdown")})
+HEALTH_PATHS = frozenset({f"/{name}{check}" for name in health.ENDPOINTS for check in ("", *(f"/{c}" for c in health.HEALTH_CHECKS))})
 READYZ_PATHS = frozenset(path for path in HEALTH_PATHS if path.startswith("/readyz"))
 TOO_MANY_REQUESTS = "Too many requests, please try again later."
 TIMEOUT_MESSAGE = "request did not complete within requested timeout - context deadline exceeded"
@@ -68,22 +68,54 @@ def is_watch(path: str, query_string: bytes) -> bool:
 
 
 async def send_status(send, exc: errors.StatusError, *, close: bool = False) -> None:
-    headers = [(b"content-type", b"application/json"), *((k.lower().encode(), v.encode()) for k, v in exc.headers.items())]
-    if close:
-        headers.append((b"connection", b"close"))
-    status = exc.status()
-    if exc.reason == "Timeout":
-        status["details"] = exc.details  # kube's NewTimeoutError always has details (retryAfterSeconds 0: "{}")
-    body = orjson.dumps(status)
-    await send({"type": "http.response.start", "status": exc.code, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+    answer = Answer.status(exc, close=close)
+    await answer(None, None, send)
 
 
-def _rejecting(exc: errors.StatusError, *, close: bool = False):
-    async def reject(scope, receive, send) -> None:
-        await send_status(send, exc, close=close)
+class Answer:
+    """A complete, fixed response: an ASGI app, and the same response as HTTP/1.1 bytes that the
+    connection protocol writes at once, without a task (:mod:`mockapi.http.connections`): under a
+    flood a 429 or a health check then costs no turn behind the requests in flight."""
 
-    return reject
+    __slots__ = ("code", "headers", "body", "close")
+
+    def __init__(self, code: int, headers: list[tuple[bytes, bytes]], body: bytes, *, close: bool = False) -> None:
+        self.code = code
+        self.headers = [*headers, (b"content-length", str(len(body)).encode())]
+        self.body = body
+        self.close = close  # the connection closes after it
+
+    @classmethod
+    def status(cls, exc: errors.StatusError, *, close: bool = False) -> "Answer":
+        headers = [(b"content-type", b"application/json"), *((k.lower().encode(), v.encode()) for k, v in exc.headers.items())]
+        status = exc.status()
+        if exc.reason == "Timeout":
+            status["details"] = exc.details  # kube's NewTimeoutError always has details (retryAfterSeconds 0: "{}")
+        return cls(exc.code, headers, orjson.dumps(status), close=close)
+
+    async def __call__(self, scope, receive, send) -> None:
+        headers = [*self.headers, (b"connection", b"close")] if self.close else self.headers
+        await send({"type": "http.response.start", "status": self.code, "headers": headers})
+        await send({"type": "http.response.body", "body": self.body})
+
+    def http_bytes(self, status_line: bytes, default_headers, *, keep_alive: bool) -> bytes:
+        parts = [status_line]
+        for name, value in (*default_headers, *self.headers):
+            parts += (name, b": ", value, b"\r\n")
+        if self.close or not keep_alive:
+            parts.append(b"connection: close\r\n")
+        parts += (b"\r\n", self.body)
+        return b"".join(parts)
+
+
+_TEXT = [(b"content-type", b"text/plain; charset=utf-8"), (b"x-content-type-options", b"nosniff")]
+# /readyz while the server drains (kube's "[-]shutdown failed"): 503, so that a load balancer or a
+# kubelet probe takes the server out before it stops accepting.
+NOT_READY = Answer(503, _TEXT, b"[+]ping ok\n[+]store ok\n[-]shutdown failed: reason withheld\nreadyz check failed\n")
+
+
+def _health(scope) -> Answer:
+    return Answer(200, [(b"content-type", b"text/plain; charset=utf-8")], health.body(scope["path"], scope.get("query_string", b"")))
 
 
 class Admission:
@@ -98,14 +130,16 @@ class Admission:
         self.watchers_by_client: dict[str, int] = {}
         self.draining = False  # set on SIGTERM: /readyz answers 503
         self.closing = False  # set once the listener is closed: new watches are refused
-        self._too_many = _rejecting(errors.too_many_requests(TOO_MANY_REQUESTS))
-        self._not_ready = _not_ready
+        self._too_many = Answer.status(errors.too_many_requests(TOO_MANY_REQUESTS))
 
     def admit(self, scope, app):
-        """``app`` wrapped to be counted, an app that answers 429, or ``app`` itself (exempt)."""
+        """``app`` wrapped to be counted, an :class:`Answer` (a 429; a health check, never
+        throttled), or ``app`` itself (exempt)."""
         path = scope["path"]
         if path in HEALTH_PATHS:
-            return self._not_ready if self.draining and path in READYZ_PATHS else app
+            if scope["method"] != "GET":
+                return app
+            return NOT_READY if self.draining and path in READYZ_PATHS else _health(scope)
         if scope["method"] in MUTATING_METHODS:
             limit = self.limits.max_mutating_requests_inflight
             if limit and self.mutating >= limit:
@@ -122,14 +156,14 @@ class Admission:
 
     def _admit_watch(self, scope, app):
         if self.closing:
-            return _rejecting(errors.StatusError(503, "ServiceUnavailable", SHUTTING_DOWN, headers={"Retry-After": "1"}), close=True)
+            return Answer.status(errors.StatusError(503, "ServiceUnavailable", SHUTTING_DOWN, headers={"Retry-After": "1"}), close=True)
         client = scope["client"][0] if scope.get("client") else ""
         mine = self.watchers_by_client.get(client, 0)
         limits = self.limits
         if limits.max_watchers and self.watchers >= limits.max_watchers:
-            return _rejecting(errors.too_many_requests(f"{TOO_MANY_REQUESTS[:-1]}: the server has {self.watchers} watches open (--max-watchers)"))
+            return Answer.status(errors.too_many_requests(f"{TOO_MANY_REQUESTS[:-1]}: the server has {self.watchers} watches open (--max-watchers)"))
         if limits.max_watchers_per_client and mine >= limits.max_watchers_per_client:
-            return _rejecting(errors.too_many_requests(f"{TOO_MANY_REQUESTS[:-1]}: this client ({client}) has {mine} watches open (--max-watchers-per-client)"))
+            return Answer.status(errors.too_many_requests(f"{TOO_MANY_REQUESTS[:-1]}: this client ({client}) has {mine} watches open (--max-watchers-per-client)"))
         self.watchers += 1
         self.watchers_by_client[client] = mine + 1
         return _Watch(self, app, client)
@@ -178,15 +212,6 @@ class _Watch:
                 raise
         finally:
             self.admission.release_watch(self.client)
-
-
-async def _not_ready(scope, receive, send) -> None:
-    """``/readyz`` while the server drains (kube's ``[-]shutdown failed``), 503 so that a load
-    balancer or a kubelet probe takes the server out before it stops accepting."""
-    body = b"[+]ping ok\n[+]store ok\n[-]shutdown failed: reason withheld\nreadyz check failed\n"
-    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"x-content-type-options", b"nosniff"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 503, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 # ------------------------------------------------------------------ the per-request deadline
@@ -241,15 +266,21 @@ def timeout_error() -> errors.StatusError:
 class Deadline:
     """kube's WithTimeoutForNonLongRunningRequests as ASGI middleware around the whole app.
 
-    A timer per request (one ``call_at``, cancelled at the end) cancels a handler still waiting
-    (for its body, for a slow client) at the deadline; a handler that computed past the deadline
-    without waiting is caught when it starts its response. Either way the client gets the 504
-    Status if nothing was sent yet; a response cut half way has its connection aborted (through
-    the ``mockapi.abort`` scope entry the connection protocol provides), as Go does."""
+    A handler still waiting (for its body, for a slow client) at its deadline is cancelled; one that
+    computed past the deadline without waiting is caught when it starts its response. Either way
+    the client gets the 504 Status if nothing was sent yet; a response cut half way has its
+    connection aborted (through the ``mockapi.abort`` scope entry the connection protocol
+    provides), as Go does. One sweep every :data:`SWEEP_SECONDS` over the requests in flight
+    finds the late ones, instead of a timer per request (a timer and its cancellation cost more
+    than the rest of this filter together): a deadline is kept to within that."""
+
+    SWEEP_SECONDS = 0.05
 
     def __init__(self, app, *, request_timeout: float) -> None:
         self.app = app
         self.request_timeout = request_timeout
+        self.running: dict[_Run, None] = {}
+        self._sweeping = False
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http" or not self.request_timeout or scope["path"] in HEALTH_PATHS:
@@ -264,37 +295,49 @@ class Deadline:
         except errors.StatusError as exc:
             await send_status(send, exc)
             return
-        await _Run(self.app, timeout).run(scope, receive, send)
+        run = _Run(self.app, timeout, send)
+        self.running[run] = None
+        if not self._sweeping:
+            self._sweeping = True
+            run.loop.call_later(self.SWEEP_SECONDS, self._sweep, run.loop)
+        try:
+            await run.run(scope, receive)
+        finally:
+            del self.running[run]
+
+    def _sweep(self, loop) -> None:
+        now = loop.time()
+        for run in [run for run in self.running if run.deadline <= now]:
+            run.expire()
+        if self.running:
+            loop.call_later(self.SWEEP_SECONDS, self._sweep, loop)
+        else:
+            self._sweeping = False
 
 
 class _Run:
     """One request under a deadline."""
 
-    __slots__ = ("app", "timeout", "deadline", "loop", "task", "expired", "started", "finished", "send")
+    __slots__ = ("app", "deadline", "loop", "task", "expired", "started", "send")
 
-    def __init__(self, app, timeout: float) -> None:
+    def __init__(self, app, timeout: float, send) -> None:
         self.app = app
-        self.timeout = timeout
-        self.expired = self.started = self.finished = False
-
-    async def run(self, scope, receive, send) -> None:
         self.loop = asyncio.get_running_loop()
         self.task = asyncio.current_task()
-        self.deadline = self.loop.time() + self.timeout
+        self.deadline = self.loop.time() + timeout
         self.send = send
-        timer = self.loop.call_at(self.deadline, self._expire)
+        self.expired = self.started = False
+
+    async def run(self, scope, receive) -> None:
         try:
             await self.app(scope, receive, self._send)
         except asyncio.CancelledError:
             if not self.expired or self.task.uncancel() > 0:
                 raise  # not ours (a shutdown past its grace period)
             await self._timed_out(scope)
-        finally:
-            self.finished = True
-            timer.cancel()
 
-    def _expire(self) -> None:
-        if not self.finished and not self.expired:
+    def expire(self) -> None:
+        if not self.expired:
             self.expired = True
             self.task.cancel()
 
