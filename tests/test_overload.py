@@ -195,3 +195,12 @@ def test_watches_and_health_checks_have_no_deadline_and_a_quick_request_is_untou
 def test_a_malformed_timeout_is_kubes_400():
     code, _, body = status_of(asyncio.run(answer(overload.Deadline(ok, request_timeout=60), scope(query=b"timeout=5"))))
     assert code == 400 and body["message"] == 'invalid timeout specified in the request URL - time: missing unit in duration "5"'
+
+
+def test_the_deadline_is_kept_on_a_second_event_loop_too():
+    async def slow(scope, receive, send):
+        await asyncio.sleep(5)
+
+    app = overload.Deadline(slow, request_timeout=60)
+    for _ in range(2):  # an app may outlive the loop it first ran on (tests that call asyncio.run repeatedly)
+        assert status_of(asyncio.run(answer(app, scope(query=b"timeout=20ms"))))[0] == 504

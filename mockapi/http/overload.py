@@ -280,7 +280,7 @@ class Deadline:
         self.app = app
         self.request_timeout = request_timeout
         self.running: dict[_Run, None] = {}
-        self._sweeping = False
+        self._sweeping = None  # the event loop the sweep is scheduled on (an app may outlive a loop, in tests)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http" or not self.request_timeout or scope["path"] in HEALTH_PATHS:
@@ -297,8 +297,8 @@ class Deadline:
             return
         run = _Run(self.app, timeout, send)
         self.running[run] = None
-        if not self._sweeping:
-            self._sweeping = True
+        if self._sweeping is not run.loop:
+            self._sweeping = run.loop
             run.loop.call_later(self.SWEEP_SECONDS, self._sweep, run.loop)
         try:
             await run.run(scope, receive)
@@ -307,12 +307,12 @@ class Deadline:
 
     def _sweep(self, loop) -> None:
         now = loop.time()
-        for run in [run for run in self.running if run.deadline <= now]:
+        for run in [run for run in self.running if run.deadline <= now and run.loop is loop]:
             run.expire()
         if self.running:
             loop.call_later(self.SWEEP_SECONDS, self._sweep, loop)
         else:
-            self._sweeping = False
+            self._sweeping = None
 
 
 class _Run:

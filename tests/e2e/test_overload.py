@@ -20,7 +20,7 @@ pytestmark = pytest.mark.e2e
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 BOUNDS = (
     "--max-requests-inflight", "1", "--max-mutating-requests-inflight", "1", "--max-watchers", "4", "--max-watchers-per-client", "2",
-    "--read-header-timeout", "0.5", "--idle-timeout", "0.5", "--max-header-bytes", "8192", "--max-connections", "40",
+    "--read-header-timeout", "0.5", "--idle-timeout", "0.5", "--max-header-bytes", "8192", "--max-connections", "40", "--request-timeout", "2",
 )  # fmt: skip
 TOO_MANY = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "Too many requests, please try again later.",
             "reason": "TooManyRequests", "details": {"retryAfterSeconds": 1}, "code": 429}  # fmt: skip
@@ -189,3 +189,27 @@ def test_past_the_connection_bound_a_new_connection_evicts_the_oldest_idle_one_a
     finally:
         for sock in silent:
             sock.close()
+
+
+def test_a_client_that_stops_reading_its_response_is_cut_off_after_the_request_timeout(server, http):
+    assert http.post("/api/v1/namespaces", json={"metadata": {"name": "big"}}).status_code == 201
+    for i in range(6):
+        cm = {"metadata": {"name": f"big-{i}"}, "data": {"x": "y" * 1_000_000}}
+        assert http.post("/api/v1/namespaces/big/configmaps", json=cm).status_code == 201
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a client that reads nothing, with a small window
+    sock.connect(server[2])
+    try:
+        sock.sendall(b"GET /api/v1/namespaces/big/configmaps HTTP/1.1\r\nHost: x\r\n\r\n")
+        time.sleep(3.5)  # the server's write stays paused past --request-timeout (2 s): it aborts the connection
+        received = b""
+        sock.settimeout(2)
+        try:
+            while chunk := sock.recv(1 << 20):
+                received += chunk
+        except ConnectionResetError:
+            pass
+        assert 0 < len(received) < 6_000_000
+    finally:
+        sock.close()
+    assert http.get("/readyz").status_code == 200
