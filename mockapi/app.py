@@ -165,7 +165,7 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
             return
         await fallback(scope, receive, send)
 
-    server.app = overload.Deadline(app, request_timeout=settings.request_timeout)
+    server.app = app
     _observe(server, kube, fallback)
     _mount_allocator(server, fallback)
     _mount_pod_controllers(server, fallback)

@@ -148,13 +148,22 @@ KUBE_504 = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Fai
             "reason": "Timeout", "details": {}, "code": 504}  # fmt: skip
 
 
+def deadline(app, request_timeout=60.0):
+    """An ASGI app: admit each request (as the connection protocol does), then run it."""
+    admission = overload.Admission(overload.Limits(request_timeout=request_timeout))
+
+    async def run(scope, receive, send):
+        await admission.admit(scope, app)(scope, receive, send)
+
+    return run
+
+
 def test_a_request_still_waiting_at_its_deadline_gets_kubes_504():
     async def slow(scope, receive, send):
         await asyncio.sleep(5)
         await ok(scope, receive, send)
 
-    app = overload.Deadline(slow, request_timeout=60)
-    code, _, body = status_of(asyncio.run(answer(app, scope(query=b"timeout=20ms"))))
+    code, _, body = status_of(asyncio.run(answer(deadline(slow), scope(query=b"timeout=20ms"))))
     assert code == 504 and body == KUBE_504
 
 
@@ -162,10 +171,10 @@ def test_a_request_that_computed_past_its_deadline_gets_504_instead_of_its_answe
     async def busy(scope, receive, send):
         import time
 
-        time.sleep(0.01)  # never yields: the timer cannot fire, the start of the response sees the deadline
+        time.sleep(0.01)  # never yields: no sweep can run, the start of the response sees the deadline
         await ok(scope, receive, send)
 
-    sent = asyncio.run(answer(overload.Deadline(busy, request_timeout=60), scope(query=b"timeout=1ms")))
+    sent = asyncio.run(answer(deadline(busy), scope(query=b"timeout=1ms")))
     assert status_of(sent)[0] == 504 and len(sent) == 2
 
 
@@ -177,30 +186,33 @@ def test_a_response_cut_by_the_deadline_aborts_its_connection():
         await asyncio.sleep(5)
 
     s = scope(query=b"timeout=20ms") | {"mockapi.abort": lambda: aborted.append(True)}
-    sent = asyncio.run(answer(overload.Deadline(half, request_timeout=60), s))
+    sent = asyncio.run(answer(deadline(half), s))
     assert aborted == [True] and len(sent) == 1
 
 
 def test_watches_and_health_checks_have_no_deadline_and_a_quick_request_is_untouched():
     async def slow(scope, receive, send):
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
         await ok(scope, receive, send)
 
-    app = overload.Deadline(slow, request_timeout=0.01)
+    app = deadline(slow, request_timeout=0.01)
     assert status_of(asyncio.run(answer(app, scope(query=b"watch=true"))))[0] == 200
-    assert status_of(asyncio.run(answer(app, scope(path="/readyz"))))[0] == 200
-    assert status_of(asyncio.run(answer(overload.Deadline(ok, request_timeout=1), scope())))[0] == 200
+    assert status_of(asyncio.run(answer(deadline(ok, request_timeout=1), scope())))[0] == 200
+    assert status_of(asyncio.run(answer(deadline(slow, request_timeout=0), scope())))[0] == 200  # 0: no deadline
 
 
-def test_a_malformed_timeout_is_kubes_400():
-    code, _, body = status_of(asyncio.run(answer(overload.Deadline(ok, request_timeout=60), scope(query=b"timeout=5"))))
+def test_a_malformed_timeout_is_kubes_400_and_takes_no_slot():
+    admission = overload.Admission(overload.Limits())
+    refused = admission.admit(scope(query=b"timeout=5"), ok)
+    code, _, body = status_of(asyncio.run(answer(refused, scope())))
     assert code == 400 and body["message"] == 'invalid timeout specified in the request URL - time: missing unit in duration "5"'
+    assert admission.readonly == 0
 
 
 def test_the_deadline_is_kept_on_a_second_event_loop_too():
     async def slow(scope, receive, send):
         await asyncio.sleep(5)
 
-    app = overload.Deadline(slow, request_timeout=60)
+    app = deadline(slow)
     for _ in range(2):  # an app may outlive the loop it first ran on (tests that call asyncio.run repeatedly)
         assert status_of(asyncio.run(answer(app, scope(query=b"timeout=20ms"))))[0] == 504

@@ -51,8 +51,30 @@ class Guard:
         self.max_header_bytes = max_header_bytes
         self.write_stall_timeout = write_stall_timeout
         self.idle: dict[HttpToolsProtocol, None] = {}
+        # Connections sending their headers -> when they must be done. One sweep every
+        # sweep_seconds closes the late ones: a timer per request (armed, then cancelled) would cost
+        # more than everything else here together.
+        self.reading: dict[HttpToolsProtocol, float] = {}
+        self.sweep_seconds = min(1.0, read_header_timeout / 4)
+        self._sweeping = None
         self.evicted = 0
         self.refused = 0
+
+    def reading_headers(self, connection: HttpToolsProtocol, loop) -> None:
+        self.reading[connection] = loop.time() + self.read_header_timeout
+        if self._sweeping is not loop:
+            self._sweeping = loop
+            loop.call_later(self.sweep_seconds, self._sweep, loop)
+
+    def _sweep(self, loop) -> None:
+        now = loop.time()
+        for connection in [c for c, deadline in self.reading.items() if deadline <= now]:
+            del self.reading[connection]
+            connection.header_timeout()
+        if self.reading:
+            loop.call_later(self.sweep_seconds, self._sweep, loop)
+        else:
+            self._sweeping = None
 
 
 def protocol_class(guard: Guard) -> type[HttpToolsProtocol]:
@@ -70,7 +92,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._lingering = False
         self._stall_timer = None
         guard = self.guard
-        self._header_timer = self.loop.call_later(guard.read_header_timeout, self._header_timeout) if guard.read_header_timeout else None
+        if guard.read_header_timeout:
+            guard.reading_headers(self, self.loop)
         guard.idle[self] = None
         if guard.max_connections and len(self.connections) > guard.max_connections:
             self._make_room()
@@ -87,7 +110,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc) -> None:
         self.guard.idle.pop(self, None)
-        self._cancel_header_timer()
+        self.guard.reading.pop(self, None)
         if self._stall_timer is not None:
             self._stall_timer.cancel()
             self._stall_timer = None
@@ -98,9 +121,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._reading_headers:
             if self._lingering:
                 return  # after a 431: read and drop what the client still sends
-            if self._header_timer is None and self.guard.read_header_timeout:
-                # the first byte after an idle keep-alive: the headers' clock starts now
-                self._header_timer = self.loop.call_later(self.guard.read_header_timeout, self._header_timeout)
+            if self not in self.guard.reading and self.guard.read_header_timeout:
+                self.guard.reading_headers(self, self.loop)  # the first byte after an idle keep-alive: the headers' clock starts
             self._header_bytes += len(data)
             if self._header_bytes > self.guard.max_header_bytes:
                 self._over_header_bytes(data)
@@ -119,31 +141,22 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         self._lingering = True
-        self._cancel_header_timer()
+        self.guard.reading.pop(self, None)
         self.guard.idle.pop(self, None)
         self.transport.write(HEADERS_TOO_LARGE)
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(LINGER_SECONDS, self.transport.close)
 
-    def _header_timeout(self) -> None:
-        self._header_timer = None
+    def header_timeout(self) -> None:
         if self._reading_headers and not self.transport.is_closing():
             self.transport.close()  # Go answers nothing: a read timeout is "a common network error"
 
-    def _cancel_header_timer(self) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
-
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self.scope["mockapi.abort"] = self._abort
-
     def on_headers_complete(self) -> None:
         self._reading_headers = False
-        self._cancel_header_timer()
-        self.guard.idle.pop(self, None)
+        guard = self.guard
+        guard.reading.pop(self, None)
+        guard.idle.pop(self, None)
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
@@ -163,6 +176,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             if type(app) is Answer:
                 self._answer_now(cycle, app)
                 return
+            cycle.scope["mockapi.abort"] = self.transport.abort  # for a response its deadline cuts half way
         super()._start_asgi_task(cycle, app)
 
     def _answer_now(self, cycle, answer: Answer) -> None:
@@ -175,9 +189,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if not keep_alive:
             self.transport.close()
         self.on_response_complete()
-
-    def _abort(self) -> None:
-        self.transport.abort()
 
     # ------------------------------------------------------------ a client that stops reading
     def pause_writing(self) -> None:

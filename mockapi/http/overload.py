@@ -1,20 +1,23 @@
 """Overload protection, as kube-apiserver does it: bounded requests in flight, bounded watchers, and a
 deadline on every request that is not long-running.
 
-* :class:`Admission` counts what runs. Read-only and mutating requests have their own bounds
-  (``--max-requests-inflight``, ``--max-mutating-requests-inflight``, kube's WithMaxInFlightLimit);
-  over a bound the answer is kube's 429 ``TooManyRequests`` Status with ``Retry-After: 1``. Watches
-  are long-running: not counted there, but bounded in total and per client (``--max-watchers``,
-  ``--max-watchers-per-client``; a client is its remote address). The health checks are never
-  throttled. The connection protocol (:mod:`mockapi.http.connections`) calls :meth:`Admission.admit`
-  when it starts a request, so a request counts from the moment it is queued: what is in flight is
-  what the event loop has to get through, and a flood is answered with cheap 429s instead of
-  lengthening the queue in front of ``/readyz``.
-* :class:`Deadline` is kube's WithTimeoutForNonLongRunningRequests: ``?timeout=`` (a Go duration,
-  capped by ``--request-timeout``, default 60 s) ends a request that has not answered in time with a
-  504 ``Timeout`` Status; a response already started is cut (the connection is aborted).
+:class:`Admission` decides, once per request and before it runs, what answers it:
 
-Both are plain ASGI and cost a few integer operations per request (PERF: the hot path).
+* read-only and mutating requests have their own bounds (``--max-requests-inflight``,
+  ``--max-mutating-requests-inflight``, kube's WithMaxInFlightLimit); over a bound the answer is
+  kube's 429 ``TooManyRequests`` Status with ``Retry-After: 1``;
+* watches are long-running: not counted there, but bounded in total and per client
+  (``--max-watchers``, ``--max-watchers-per-client``; a client is its remote address);
+* every other request runs under a deadline, kube's WithTimeoutForNonLongRunningRequests:
+  ``?timeout=`` (a Go duration) or ``--request-timeout`` (60 s), then a 504 ``Timeout`` Status;
+* the health checks are never throttled, and answered at once.
+
+The connection protocol (:mod:`mockapi.http.connections`) calls :meth:`Admission.admit` when it
+starts a request, so a request counts from the moment it is queued: what is in flight is what the
+event loop has to get through, and a flood is answered with 429s written at once (an
+:class:`Answer`, no task) instead of lengthening the queue in front of ``/readyz``. The ASGI app
+alone (in process, without that protocol) has none of this. Per request the cost is two integer
+comparisons, a wrapper object and one wrapped ``send`` (PERF: the hot path).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 HEALTH_PATHS = frozenset({f"/{name}{check}" for name in health.ENDPOINTS for check in ("", *(f"/{c}" for c in health.HEALTH_CHECKS))})
 READYZ_PATHS = frozenset(path for path in HEALTH_PATHS if path.startswith("/readyz"))
 TOO_MANY_REQUESTS = "Too many requests, please try again later."
+SWEEP_SECONDS = 0.05  # how often the requests in flight are checked against their deadlines
 TIMEOUT_MESSAGE = "request did not complete within requested timeout - context deadline exceeded"
 INVALID_TIMEOUT = "invalid timeout specified in the request URL"
 # What a connection, not a request, holds while the process drains: kube answers long-running
@@ -131,6 +135,26 @@ class Admission:
         self.draining = False  # set on SIGTERM: /readyz answers 503
         self.closing = False  # set once the listener is closed: new watches are refused
         self._too_many = Answer.status(errors.too_many_requests(TOO_MANY_REQUESTS))
+        # The requests under a deadline. One sweep every SWEEP_SECONDS finds the late ones, instead
+        # of a timer per request (armed and cancelled, a timer costs more than the rest of this
+        # module together): a deadline is kept to within that.
+        self.running: dict[_Counted, None] = {}
+        self._sweeping = None  # the event loop the sweep is scheduled on (an app may outlive a loop, in tests)
+
+    def track(self, run: "_Counted", loop) -> None:
+        self.running[run] = None
+        if self._sweeping is not loop:
+            self._sweeping = loop
+            loop.call_later(SWEEP_SECONDS, self._sweep, loop)
+
+    def _sweep(self, loop) -> None:
+        now = loop.time()
+        for run in [run for run in self.running if run.deadline <= now and run.loop is loop]:
+            run.expire()
+        if self.running:
+            loop.call_later(SWEEP_SECONDS, self._sweep, loop)
+        else:
+            self._sweeping = None
 
     def admit(self, scope, app):
         """``app`` wrapped to be counted, an :class:`Answer` (a 429; a health check, never
@@ -140,19 +164,27 @@ class Admission:
             if scope["method"] != "GET":
                 return app
             return NOT_READY if self.draining and path in READYZ_PATHS else _health(scope)
-        if scope["method"] in MUTATING_METHODS:
+        query_string = scope.get("query_string", b"")
+        mutating = scope["method"] in MUTATING_METHODS
+        if not mutating and is_watch(path, query_string):
+            return self._admit_watch(scope, app)
+        timeout = self.limits.request_timeout
+        if b"timeout=" in query_string:
+            try:
+                timeout = requested_timeout(query_string, timeout)
+            except errors.StatusError as exc:
+                return Answer.status(exc)
+        if mutating:
             limit = self.limits.max_mutating_requests_inflight
             if limit and self.mutating >= limit:
                 return self._too_many
             self.mutating += 1
-            return _Counted(self, app, "mutating")
-        if is_watch(path, scope.get("query_string", b"")):
-            return self._admit_watch(scope, app)
-        limit = self.limits.max_requests_inflight
-        if limit and self.readonly >= limit:
-            return self._too_many
-        self.readonly += 1
-        return _Counted(self, app, "readonly")
+        else:
+            limit = self.limits.max_requests_inflight
+            if limit and self.readonly >= limit:
+                return self._too_many
+            self.readonly += 1
+        return _Counted(self, app, mutating, timeout)
 
     def _admit_watch(self, scope, app):
         if self.closing:
@@ -178,24 +210,71 @@ class Admission:
 
 
 class _Counted:
-    """An app that gives its slot back when it returns (the slot was taken at admission)."""
+    """One admitted request: it runs under its deadline (kube's WithTimeoutForNonLongRunningRequests)
+    and gives its slot back when it returns (the slot was taken at admission).
 
-    __slots__ = ("admission", "app", "counter")
+    A handler still waiting (for its body, for a slow client) at the deadline is cancelled; one that
+    computed past the deadline without waiting is caught when it starts its response. Either way
+    the client gets the 504 Status if nothing was sent yet; a response cut half way has its
+    connection aborted (the ``mockapi.abort`` scope entry of the connection protocol), as Go does."""
 
-    def __init__(self, admission: Admission, app, counter: str) -> None:
-        self.admission, self.app, self.counter = admission, app, counter
+    __slots__ = ("admission", "app", "mutating", "timeout", "deadline", "loop", "task", "expired", "started", "send")
+
+    def __init__(self, admission: Admission, app, mutating: bool, timeout: float) -> None:
+        self.admission, self.app, self.mutating, self.timeout = admission, app, mutating, timeout
+        self.expired = self.started = False
 
     async def __call__(self, scope, receive, send) -> None:
+        admission = self.admission
         try:
-            await self.app(scope, receive, send)
+            if not self.timeout:
+                await self.app(scope, receive, send)
+                return
+            self.loop = loop = asyncio.get_running_loop()
+            self.task = asyncio.current_task()
+            self.deadline = loop.time() + self.timeout
+            self.send = send
+            admission.track(self, loop)
+            try:
+                await self.app(scope, receive, self._send)
+            except asyncio.CancelledError:
+                if not self.expired or self.task.uncancel() > 0:
+                    raise  # not ours: a shutdown past its grace period
+                await self._timed_out(scope)
+            finally:
+                del admission.running[self]
         except asyncio.CancelledError:
-            if not self.admission.closing:
+            if not admission.closing:
                 raise  # cancelled at the end of the shutdown grace period: the connection is gone, say nothing
         finally:
-            if self.counter == "mutating":
-                self.admission.mutating -= 1
+            if self.mutating:
+                admission.mutating -= 1
             else:
-                self.admission.readonly -= 1
+                admission.readonly -= 1
+
+    def expire(self) -> None:
+        if not self.expired:
+            self.expired = True
+            self.task.cancel()
+
+    async def _send(self, message) -> None:
+        if self.expired:
+            return  # kube's timeoutWriter: what the handler writes after the deadline goes nowhere
+        if not self.started:
+            if self.loop.time() >= self.deadline:
+                self.expired = True  # computed past the deadline without waiting: answer the 504 instead
+                await send_status(self.send, timeout_error())
+                return
+            self.started = True
+        await self.send(message)
+
+    async def _timed_out(self, scope) -> None:
+        if not self.started:
+            await send_status(self.send, timeout_error())
+            return
+        abort = scope.get("mockapi.abort")
+        if abort is not None:
+            abort()
 
 
 class _Watch:
@@ -261,101 +340,3 @@ def requested_timeout(query_string: bytes, default: float) -> float:
 
 def timeout_error() -> errors.StatusError:
     return errors.StatusError(504, "Timeout", f"Timeout: {TIMEOUT_MESSAGE}", {})
-
-
-class Deadline:
-    """kube's WithTimeoutForNonLongRunningRequests as ASGI middleware around the whole app.
-
-    A handler still waiting (for its body, for a slow client) at its deadline is cancelled; one that
-    computed past the deadline without waiting is caught when it starts its response. Either way
-    the client gets the 504 Status if nothing was sent yet; a response cut half way has its
-    connection aborted (through the ``mockapi.abort`` scope entry the connection protocol
-    provides), as Go does. One sweep every :data:`SWEEP_SECONDS` over the requests in flight
-    finds the late ones, instead of a timer per request (a timer and its cancellation cost more
-    than the rest of this filter together): a deadline is kept to within that."""
-
-    SWEEP_SECONDS = 0.05
-
-    def __init__(self, app, *, request_timeout: float) -> None:
-        self.app = app
-        self.request_timeout = request_timeout
-        self.running: dict[_Run, None] = {}
-        self._sweeping = None  # the event loop the sweep is scheduled on (an app may outlive a loop, in tests)
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or not self.request_timeout or scope["path"] in HEALTH_PATHS:
-            await self.app(scope, receive, send)
-            return
-        query_string = scope.get("query_string", b"")
-        if scope["method"] == "GET" and is_watch(scope["path"], query_string):
-            await self.app(scope, receive, send)
-            return
-        try:
-            timeout = requested_timeout(query_string, self.request_timeout)
-        except errors.StatusError as exc:
-            await send_status(send, exc)
-            return
-        run = _Run(self.app, timeout, send)
-        self.running[run] = None
-        if self._sweeping is not run.loop:
-            self._sweeping = run.loop
-            run.loop.call_later(self.SWEEP_SECONDS, self._sweep, run.loop)
-        try:
-            await run.run(scope, receive)
-        finally:
-            del self.running[run]
-
-    def _sweep(self, loop) -> None:
-        now = loop.time()
-        for run in [run for run in self.running if run.deadline <= now and run.loop is loop]:
-            run.expire()
-        if self.running:
-            loop.call_later(self.SWEEP_SECONDS, self._sweep, loop)
-        else:
-            self._sweeping = None
-
-
-class _Run:
-    """One request under a deadline."""
-
-    __slots__ = ("app", "deadline", "loop", "task", "expired", "started", "send")
-
-    def __init__(self, app, timeout: float, send) -> None:
-        self.app = app
-        self.loop = asyncio.get_running_loop()
-        self.task = asyncio.current_task()
-        self.deadline = self.loop.time() + timeout
-        self.send = send
-        self.expired = self.started = False
-
-    async def run(self, scope, receive) -> None:
-        try:
-            await self.app(scope, receive, self._send)
-        except asyncio.CancelledError:
-            if not self.expired or self.task.uncancel() > 0:
-                raise  # not ours (a shutdown past its grace period)
-            await self._timed_out(scope)
-
-    def expire(self) -> None:
-        if not self.expired:
-            self.expired = True
-            self.task.cancel()
-
-    async def _send(self, message) -> None:
-        if self.expired:
-            return  # kube's timeoutWriter: what the handler writes after the deadline goes nowhere
-        if not self.started:
-            if self.loop.time() >= self.deadline:
-                self.expired = True  # computed past the deadline without waiting: answer the 504 instead
-                await send_status(self.send, timeout_error())
-                return
-            self.started = True
-        await self.send(message)
-
-    async def _timed_out(self, scope) -> None:
-        if not self.started:
-            await send_status(self.send, timeout_error())
-            return
-        abort = scope.get("mockapi.abort")
-        if abort is not None:
-            abort()
