@@ -252,6 +252,76 @@ async def hostile(host: str, port: int, connections: int, seconds: float) -> dic
     return {"opened": opened, "closed_by_server": closed}
 
 
+# ------------------------------------------------------------------ the hot path
+def hot_path(runs: int = 15, requests: int = 5000) -> dict:
+    """CPU per GET of one object through uvicorn's httptools protocol in this process (a fake
+    transport, no sockets: what the protections add is a few microseconds, which socket benchmarks
+    on a shared machine cannot resolve): the plain protocol and the bare app (before) against the
+    guarded protocol with admission, deadline and header limits (after), interleaved, medians."""
+    import uvicorn
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    from uvicorn.server import ServerState
+
+    from mockapi import app as app_
+    from mockapi.http import connections
+    from mockapi.settings import Settings
+
+    class Transport(asyncio.Transport):
+        def __init__(self) -> None:
+            super().__init__()
+            self.closing = False
+
+        def get_extra_info(self, name, default=None):
+            return {"peername": ("127.0.0.1", 5000), "sockname": ("127.0.0.1", 80)}.get(name, default)
+
+        def write(self, data) -> None:
+            pass
+
+        def is_closing(self) -> bool:
+            return self.closing
+
+        def close(self) -> None:
+            self.closing = True
+
+        abort = close
+
+        def pause_reading(self) -> None:
+            pass
+
+        resume_reading = pause_reading
+
+    server = app_.build(Settings(log_level="warning"))
+    loop = asyncio.new_event_loop()
+    guard = connections.Guard(server.admission, max_connections=10_000, read_header_timeout=32, max_header_bytes=1 << 20, write_stall_timeout=60)
+    variants = {"before": HttpToolsProtocol, "after": connections.protocol_class(guard)}
+    configs = {}
+    for name, protocol in variants.items():
+        configs[name] = uvicorn.Config(server.app, http=protocol, lifespan="off", log_level="warning", log_config=None)
+        configs[name].load()
+    body = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}'
+    post = f"POST {CONFIGMAPS} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+    get = f"GET {CONFIGMAPS}/c HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+
+    async def drive(name: str, request: bytes, n: int) -> float:
+        state = ServerState()
+        protocol = variants[name](config=configs[name], server_state=state, app_state={}, _loop=loop)
+        protocol.connection_made(Transport())
+        started = time.process_time()
+        for _ in range(n):
+            protocol.data_received(request)
+            while state.tasks:
+                await asyncio.sleep(0)
+        return (time.process_time() - started) / n * 1e6
+
+    loop.run_until_complete(drive("after", post, 1))
+    spent: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(runs):
+        for name in variants:
+            spent[name].append(loop.run_until_complete(drive(name, get, requests)))
+    before, after = (statistics.median(spent[name]) for name in variants)
+    return {"before_us": round(before, 1), "after_us": round(after, 1), "added_us": round(after - before, 1), "ratio": round(after / before, 3)}
+
+
 # ------------------------------------------------------------------ the run
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -259,8 +329,14 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose server runs (default: this one)")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--hot-path", action="store_true", help="only measure the CPU the protections add per request, in process")
     parser.add_argument("server_args", nargs="*", help="more `mockapi serve` flags (after --)")
     args = parser.parse_args()
+    if args.hot_path:
+        sys.path.insert(0, str(args.root))
+        result = hot_path()
+        print(f"CPU per GET through the httptools protocol: {result['before_us']} µs before, {result['after_us']} µs after (+{result['added_us']} µs, {result['ratio']}x)")
+        return 0
     try:
         import resource
 
