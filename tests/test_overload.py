@@ -51,7 +51,7 @@ def test_mutating_requests_over_their_bound_get_kubes_429_with_retry_after():
     assert admission.mutating == 2 and admission.admit(scope("GET"), ok) is not ok  # reads have their own bound
     asyncio.run(answer(held[0], scope("POST")))
     assert admission.mutating == 1
-    assert isinstance(admission.admit(scope("PUT"), ok), overload._Counted)
+    assert isinstance(admission.admit(scope("PUT"), ok), overload.Counted)
 
 
 def test_read_only_requests_over_their_bound_get_429_and_the_slot_comes_back_when_they_end():
@@ -148,57 +148,106 @@ KUBE_504 = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Fai
             "reason": "Timeout", "details": {}, "code": 504}  # fmt: skip
 
 
-def deadline(app, request_timeout=60.0):
-    """An ASGI app: admit each request (as the connection protocol does), then run it."""
-    admission = overload.Admission(overload.Limits(request_timeout=request_timeout))
+class Transport(asyncio.Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = b""
+        self.closed = self.aborted = False
 
-    async def run(scope, receive, send):
-        await admission.admit(scope, app)(scope, receive, send)
+    def get_extra_info(self, name, default=None):
+        return {"peername": ("127.0.0.1", 5000), "sockname": ("127.0.0.1", 80)}.get(name, default)
 
-    return run
+    def write(self, data) -> None:
+        self.written += data
+
+    def is_closing(self) -> bool:
+        return self.closed or self.aborted
+
+    def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.aborted = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    resume_reading = pause_reading
 
 
-def test_a_request_still_waiting_at_its_deadline_gets_kubes_504():
-    async def slow(scope, receive, send):
-        await asyncio.sleep(5)
+def connection(app, **limits):
+    """The guarded protocol on a fake transport, in the running loop (what `mockapi serve` runs)."""
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from mockapi.http import connections
+
+    guard = connections.Guard(overload.Admission(overload.Limits(**limits)), max_connections=0, read_header_timeout=0, max_header_bytes=1 << 20, write_stall_timeout=0)
+    protocol_class = connections.protocol_class(guard)
+    config = uvicorn.Config(app, http=protocol_class, lifespan="off", log_config=None, proxy_headers=False)
+    config.load()
+    state = ServerState()
+    protocol = protocol_class(config=config, server_state=state, app_state={}, _loop=asyncio.get_running_loop())
+    transport = Transport()
+    protocol.connection_made(transport)
+    return protocol, transport, state
+
+
+async def settle(state, seconds=2.0):
+    end = asyncio.get_running_loop().time() + seconds
+    while state.tasks and asyncio.get_running_loop().time() < end:
+        await asyncio.sleep(0.01)
+    return not state.tasks
+
+
+def test_a_request_still_waiting_for_its_body_at_its_deadline_gets_kubes_504_and_ends():
+    async def reads_body(scope, receive, send):
+        from mockapi.http import bodies
+
+        await bodies.read(receive, limit=1000, declared_length=100)
         await ok(scope, receive, send)
 
-    code, _, body = status_of(asyncio.run(answer(deadline(slow), scope(query=b"timeout=20ms"))))
-    assert code == 504 and body == KUBE_504
+    async def run():
+        protocol, transport, state = connection(reads_body)
+        protocol.data_received(b"POST /api/v1/namespaces/default/configmaps?timeout=50ms HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+        assert await settle(state)  # the handler saw its client gone and ended
+        return transport
 
-
-def test_a_request_that_computed_past_its_deadline_gets_504_instead_of_its_answer():
-    async def busy(scope, receive, send):
-        import time
-
-        time.sleep(0.01)  # never yields: no sweep can run, the start of the response sees the deadline
-        await ok(scope, receive, send)
-
-    sent = asyncio.run(answer(deadline(busy), scope(query=b"timeout=1ms")))
-    assert status_of(sent)[0] == 504 and len(sent) == 2
+    transport = asyncio.run(run())
+    head, _, body = transport.written.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 504 ") and b"connection: close" in head
+    assert orjson.loads(body) == KUBE_504 and transport.closed
 
 
 def test_a_response_cut_by_the_deadline_aborts_its_connection():
-    aborted = []
-
     async def half(scope, receive, send):
         await send({"type": "http.response.start", "status": 200, "headers": []})
-        await asyncio.sleep(5)
+        await receive()  # the (empty) request body
+        await receive()  # waits until the client is gone
 
-    s = scope(query=b"timeout=20ms") | {"mockapi.abort": lambda: aborted.append(True)}
-    sent = asyncio.run(answer(deadline(half), s))
-    assert aborted == [True] and len(sent) == 1
+    async def run():
+        protocol, transport, state = connection(half)
+        protocol.data_received(b"GET /api/v1/namespaces?timeout=50ms HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert await settle(state)
+        return transport
+
+    transport = asyncio.run(run())
+    assert transport.aborted and transport.written.startswith(b"HTTP/1.1 200 ")
 
 
-def test_watches_and_health_checks_have_no_deadline_and_a_quick_request_is_untouched():
+def test_watches_have_no_deadline_and_a_quick_request_is_untouched():
     async def slow(scope, receive, send):
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.2)
         await ok(scope, receive, send)
 
-    app = deadline(slow, request_timeout=0.01)
-    assert status_of(asyncio.run(answer(app, scope(query=b"watch=true"))))[0] == 200
-    assert status_of(asyncio.run(answer(deadline(ok, request_timeout=1), scope())))[0] == 200
-    assert status_of(asyncio.run(answer(deadline(slow, request_timeout=0), scope())))[0] == 200  # 0: no deadline
+    async def run(path):
+        protocol, transport, state = connection(slow, request_timeout=0.05)
+        protocol.data_received(b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert await settle(state)
+        return transport.written
+
+    assert asyncio.run(run(b"/api/v1/pods?watch=true")).startswith(b"HTTP/1.1 200 ")
+    assert asyncio.run(run(b"/api/v1/pods")).startswith(b"HTTP/1.1 504 ")
 
 
 def test_a_malformed_timeout_is_kubes_400_and_takes_no_slot():
@@ -211,8 +260,16 @@ def test_a_malformed_timeout_is_kubes_400_and_takes_no_slot():
 
 def test_the_deadline_is_kept_on_a_second_event_loop_too():
     async def slow(scope, receive, send):
-        await asyncio.sleep(5)
+        await receive()
 
-    app = deadline(slow)
-    for _ in range(2):  # an app may outlive the loop it first ran on (tests that call asyncio.run repeatedly)
-        assert status_of(asyncio.run(answer(app, scope(query=b"timeout=20ms"))))[0] == 504
+    admission = overload.Admission(overload.Limits(request_timeout=0.05))
+
+    async def once():
+        running = []
+        request = admission.admit(scope(), slow)
+        admission.track(request, asyncio.get_running_loop(), lambda: running.append("timed out"))
+        await asyncio.sleep(0.2)
+        return running
+
+    for _ in range(2):  # an admission may outlive the loop it first ran on (tests that call asyncio.run repeatedly)
+        assert asyncio.run(once()) == ["timed out"]

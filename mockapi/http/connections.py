@@ -24,11 +24,12 @@ does for kube-apiserver and uvicorn does not:
 
 from __future__ import annotations
 
+import functools
 import logging
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from mockapi.http.overload import Admission, Answer
+from mockapi.http.overload import TIMED_OUT, Admission, Answer, Counted
 
 log = logging.getLogger("mockapi.http")
 
@@ -205,8 +206,25 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             if type(app) is Answer:
                 self._answer_now(cycle, app)
                 return
-            cycle.scope["mockapi.abort"] = self.transport.abort  # for a response its deadline cuts half way
+            if type(app) is Counted and app.timeout:
+                self.guard.admission.track(app, self.loop, functools.partial(self._timed_out, cycle))
         super()._start_asgi_task(cycle, app)
+
+    def _timed_out(self, cycle) -> None:
+        """kube's WithTimeoutForNonLongRunningRequests, at the deadline of a request still running:
+        the 504 Status if nothing was sent yet, else the connection is aborted (as Go's timeout
+        handler does). The handler sees its client gone (what it sends goes nowhere, a body it
+        waits for ends) and finishes on its own, as the handler goroutine does in kube."""
+        if cycle.response_complete or cycle.disconnected or self.transport.is_closing():
+            return
+        if cycle.response_started:
+            self.transport.abort()
+        else:
+            cycle.response_started = cycle.response_complete = True
+            self.transport.write(TIMED_OUT.http_bytes(STATUS_LINE[504], self.server_state.default_headers, keep_alive=False))
+            self.transport.close()
+        cycle.disconnected = True
+        cycle.message_event.set()
 
     def _answer_now(self, cycle, answer: Answer) -> None:
         """Write a fixed answer (a 429, a health check) at once, as uvicorn would have after a task:

@@ -8,16 +8,17 @@ deadline on every request that is not long-running.
   kube's 429 ``TooManyRequests`` Status with ``Retry-After: 1``;
 * watches are long-running: not counted there, but bounded in total and per client
   (``--max-watchers``, ``--max-watchers-per-client``; a client is its remote address);
-* every other request runs under a deadline, kube's WithTimeoutForNonLongRunningRequests:
-  ``?timeout=`` (a Go duration) or ``--request-timeout`` (60 s), then a 504 ``Timeout`` Status;
+* every other request gets a deadline, kube's WithTimeoutForNonLongRunningRequests: ``?timeout=``
+  (a Go duration) or ``--request-timeout`` (60 s); the connection protocol answers a 504
+  ``Timeout`` Status at that deadline if the request still runs;
 * the health checks are never throttled, and answered at once.
 
 The connection protocol (:mod:`mockapi.http.connections`) calls :meth:`Admission.admit` when it
 starts a request, so a request counts from the moment it is queued: what is in flight is what the
 event loop has to get through, and a flood is answered with 429s written at once (an
 :class:`Answer`, no task) instead of lengthening the queue in front of ``/readyz``. The ASGI app
-alone (in process, without that protocol) has none of this. Per request the cost is two integer
-comparisons, a wrapper object and one wrapped ``send`` (PERF: the hot path).
+alone (in process, without that protocol) has none of this. Per request the cost is a few
+substring tests, two integer comparisons, a wrapper object and a dict entry (PERF: the hot path).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
+from typing import Callable
 from urllib.parse import parse_qsl
 
 import orjson
@@ -69,11 +71,6 @@ def is_watch(path: str, query_string: bytes) -> bool:
     if b"watch" not in query_string and "/watch/" not in path:
         return False
     return requestinfo.parse("GET", path, query_string).verb == "watch"
-
-
-async def send_status(send, exc: errors.StatusError, *, close: bool = False) -> None:
-    answer = Answer.status(exc, close=close)
-    await answer(None, None, send)
 
 
 class Answer:
@@ -135,22 +132,24 @@ class Admission:
         self.draining = False  # set on SIGTERM: /readyz answers 503
         self.closing = False  # set once the listener is closed: new watches are refused
         self._too_many = Answer.status(errors.too_many_requests(TOO_MANY_REQUESTS))
-        # The requests under a deadline. One sweep every SWEEP_SECONDS finds the late ones, instead
-        # of a timer per request (armed and cancelled, a timer costs more than the rest of this
-        # module together): a deadline is kept to within that.
-        self.running: dict[_Counted, None] = {}
+        # The requests under a deadline -> (deadline, on_timeout). One sweep every SWEEP_SECONDS
+        # finds the late ones, instead of a timer per request (armed and cancelled, a timer costs
+        # more than the rest of this module together): a deadline is kept to within that.
+        self.running: dict[Counted, tuple[float, Callable[[], None]]] = {}
         self._sweeping = None  # the event loop the sweep is scheduled on (an app may outlive a loop, in tests)
 
-    def track(self, run: "_Counted", loop) -> None:
-        self.running[run] = None
+    def track(self, request: "Counted", loop, on_timeout: Callable[[], None]) -> None:
+        """Call ``on_timeout()`` if ``request`` still runs ``request.timeout`` seconds from now."""
+        self.running[request] = (loop.time() + request.timeout, on_timeout)
         if self._sweeping is not loop:
             self._sweeping = loop
             loop.call_later(SWEEP_SECONDS, self._sweep, loop)
 
     def _sweep(self, loop) -> None:
         now = loop.time()
-        for run in [run for run in self.running if run.deadline <= now and run.loop is loop]:
-            run.expire()
+        for request in [request for request, (deadline, _) in self.running.items() if deadline <= now]:
+            _, on_timeout = self.running.pop(request)
+            on_timeout()
         if self.running:
             loop.call_later(SWEEP_SECONDS, self._sweep, loop)
         else:
@@ -184,7 +183,7 @@ class Admission:
             if limit and self.readonly >= limit:
                 return self._too_many
             self.readonly += 1
-        return _Counted(self, app, mutating, timeout)
+        return Counted(self, app, mutating, timeout)
 
     def _admit_watch(self, scope, app):
         if self.closing:
@@ -209,72 +208,30 @@ class Admission:
             del self.watchers_by_client[client]
 
 
-class _Counted:
-    """One admitted request: it runs under its deadline (kube's WithTimeoutForNonLongRunningRequests)
-    and gives its slot back when it returns (the slot was taken at admission).
+class Counted:
+    """One admitted request: it gives its slot back when it returns (the slot was taken at
+    admission). ``timeout`` is its deadline in seconds, which the connection protocol enforces
+    (:meth:`Admission.track`)."""
 
-    A handler still waiting (for its body, for a slow client) at the deadline is cancelled; one that
-    computed past the deadline without waiting is caught when it starts its response. Either way
-    the client gets the 504 Status if nothing was sent yet; a response cut half way has its
-    connection aborted (the ``mockapi.abort`` scope entry of the connection protocol), as Go does."""
-
-    __slots__ = ("admission", "app", "mutating", "timeout", "deadline", "loop", "task", "expired", "started", "send")
+    __slots__ = ("admission", "app", "mutating", "timeout")
 
     def __init__(self, admission: Admission, app, mutating: bool, timeout: float) -> None:
         self.admission, self.app, self.mutating, self.timeout = admission, app, mutating, timeout
-        self.expired = self.started = False
 
     async def __call__(self, scope, receive, send) -> None:
         admission = self.admission
         try:
-            if not self.timeout:
-                await self.app(scope, receive, send)
-                return
-            self.loop = loop = asyncio.get_running_loop()
-            self.task = asyncio.current_task()
-            self.deadline = loop.time() + self.timeout
-            self.send = send
-            admission.track(self, loop)
-            try:
-                await self.app(scope, receive, self._send)
-            except asyncio.CancelledError:
-                if not self.expired or self.task.uncancel() > 0:
-                    raise  # not ours: a shutdown past its grace period
-                await self._timed_out(scope)
-            finally:
-                del admission.running[self]
+            await self.app(scope, receive, send)
         except asyncio.CancelledError:
             if not admission.closing:
                 raise  # cancelled at the end of the shutdown grace period: the connection is gone, say nothing
         finally:
+            if self.timeout:
+                admission.running.pop(self, None)
             if self.mutating:
                 admission.mutating -= 1
             else:
                 admission.readonly -= 1
-
-    def expire(self) -> None:
-        if not self.expired:
-            self.expired = True
-            self.task.cancel()
-
-    async def _send(self, message) -> None:
-        if self.expired:
-            return  # kube's timeoutWriter: what the handler writes after the deadline goes nowhere
-        if not self.started:
-            if self.loop.time() >= self.deadline:
-                self.expired = True  # computed past the deadline without waiting: answer the 504 instead
-                await send_status(self.send, timeout_error())
-                return
-            self.started = True
-        await self.send(message)
-
-    async def _timed_out(self, scope) -> None:
-        if not self.started:
-            await send_status(self.send, timeout_error())
-            return
-        abort = scope.get("mockapi.abort")
-        if abort is not None:
-            abort()
 
 
 class _Watch:
@@ -340,3 +297,6 @@ def requested_timeout(query_string: bytes, default: float) -> float:
 
 def timeout_error() -> errors.StatusError:
     return errors.StatusError(504, "Timeout", f"Timeout: {TIMEOUT_MESSAGE}", {})
+
+
+TIMED_OUT = Answer.status(timeout_error())
