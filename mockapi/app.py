@@ -23,7 +23,7 @@ from mockapi import errors, faults, gvk, loader, logs
 from mockapi import metrics as metrics_
 from mockapi.auth import whoami
 from mockapi.controllers.gate import AllocationGate
-from mockapi.http import cold, control, openapi, responses
+from mockapi.http import cold, control, openapi, overload, responses
 from mockapi.http import discovery as discovery_
 from mockapi.http.kube import KubeAPI
 from mockapi.registry import builtin, scheduling
@@ -71,6 +71,25 @@ class Server:
     scheduler: object | None = None  # the in-process pod scheduler (mockapi.controllers.scheduler), when enabled
     journal: Journal | None = None  # with --data-dir: where every write is made durable
     restored: int = 0  # objects read back from the data directory at start-up
+    # Overload protection (mockapi.http.overload): the in-flight and watcher counters the connection
+    # protocol admits requests with, and the open watch streams a graceful shutdown ends.
+    admission: overload.Admission | None = None
+    streams: set[Callable[[], None]] = field(default_factory=set)
+    # Called once at shutdown, after the requests have drained and the controllers have stopped, in
+    # order; each may be a coroutine function. THE place for a persistence layer to flush the data
+    # dir: `server.on_shutdown.append(store_writer.flush)`. A failing hook is logged, the next still runs.
+    on_shutdown: list[Callable[[], Awaitable[None] | None]] = field(default_factory=list)
+
+    async def shutdown(self) -> None:
+        """The ASGI lifespan's shutdown: stop the controllers, then run the ``on_shutdown`` hooks."""
+        await self.stop_background()
+        for hook in self.on_shutdown:
+            try:
+                result = hook()
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:  # noqa: BLE001 - one failing hook must not keep the others from running
+                log.exception("shutdown hook %r failed", hook)
 
     async def start_background(self) -> None:
         for run in self.background:
@@ -162,10 +181,11 @@ def _build(settings: Settings, store: Store, journal: Journal | None, *, clock, 
         registry,
         discovery,
         max_body=settings.max_body,
-        watch_settings={"bookmark_interval": settings.bookmark_interval, "min_request_timeout": settings.min_request_timeout},
+        watch_settings={"bookmark_interval": settings.bookmark_interval, "min_request_timeout": settings.min_request_timeout, "streams": set()},
         fault_set=faults.FaultSet(),
     )
-    server = Server(settings=settings, store=store, types=types, registry=registry, app=None, journal=journal, restored=restored)
+    server = Server(settings=settings, store=store, types=types, registry=registry, app=None, journal=journal, restored=restored, streams=kube.watch_settings["streams"])
+    server.admission = overload.Admission(overload.limits(settings))
     fallback = cold.Deferred(functools.partial(_cold_endpoints, types))
 
     async def app(scope, receive, send):
@@ -184,6 +204,7 @@ def _build(settings: Settings, store: Store, journal: Journal | None, *, clock, 
         from mockapi import persistence
 
         server.app = persistence.acknowledging(app, store, journal)
+        server.on_shutdown.append(journal.close)  # after the drain: the last writes reach the disk
     kube.virtual.update(whoami.HANDLERS)
     if settings.authenticating or settings.auditing or authorizer is not None:
         _secure(server, authorizer)
@@ -220,6 +241,7 @@ def _secure(server: Server, authorizer=None) -> None:
     if settings.auditing:
         policy = audit.load_policy(settings.audit_policy_file) if settings.audit_policy_file else audit.METADATA_FOR_ALL
         server.audit = audit.AuditLog(policy, settings.audit_log_path, settings.audit_log_size)
+        server.on_shutdown.append(server.audit.close)
     server.app = chain.Chain(server.app, authenticator=authenticator, authorizer=server.authorizer, audit=server.audit)
 
 
@@ -376,11 +398,7 @@ async def _lifespan(server: Server, receive, send) -> None:
                 return
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
-            await server.stop_background()
-            if server.audit is not None:
-                server.audit.close()
-            if server.journal is not None:
-                server.journal.close()
+            await server.shutdown()
             await send({"type": "lifespan.shutdown.complete"})
             return
 

@@ -89,6 +89,9 @@ def _run(args) -> int:
 
 
 def _settings(args) -> Settings:
+    overload = {name: getattr(args, name) for name in _OVERLOAD_SETTINGS}
+    if overload["max_connections"] is None:
+        overload["max_connections"] = _default_max_connections()
     return Settings(
         host=args.host, port=args.port, data_dir=args.data_dir, load=args.load if args.load is not None else _env_paths("LOAD"), log_level=args.log_level, history_size=args.watch_history, max_body=args.max_body,
         log_format=args.log_format, allocation_mode=args.allocation_mode, allocation_delay=args.allocation_delay, allocation_jitter=args.allocation_jitter,
@@ -101,7 +104,14 @@ def _settings(args) -> Settings:
         authentication=args.authentication, token_auth_file=args.token_auth_file, client_ca_file=args.client_ca_file, anonymous_auth=args.anonymous_auth,
         authorization_mode=args.authorization_mode, tls_cert_file=args.tls_cert_file, tls_private_key_file=args.tls_private_key_file,
         generate_certs=args.generate_certs, audit_log_path=args.audit_log_path, audit_policy_file=args.audit_policy_file,
+        **overload,
     )
+
+
+_OVERLOAD_SETTINGS = (
+    "max_requests_inflight", "max_mutating_requests_inflight", "max_watchers", "max_watchers_per_client", "request_timeout",
+    "max_connections", "read_header_timeout", "idle_timeout", "max_header_bytes", "shutdown_grace_period", "shutdown_delay",
+)  # fmt: skip
 
 
 def _scheduler_config(path: Path | None) -> Path | None:
@@ -146,6 +156,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--service-node-port-range", type=_port_range, default=_env("SERVICE_NODE_PORT_RANGE", Settings.service_node_port_range), metavar="LOW-HIGH", help="Services' node ports come from this range (default %(default)s)")
     serve.add_argument("--no-gc", action="store_true", default=bool(_env("NO_GC", "")), help="do not run the garbage collector (ownerReferences are not followed)")
     _auth_options(serve)
+    _overload_options(serve)
     _allocator_options(serve)
     _add_allocator_commands(commands)
     _add_schedule_commands(commands)
@@ -178,6 +189,44 @@ def _bool(text) -> bool:
     if text.lower() in ("false", "0", "no"):
         return False
     raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
+def _overload_options(serve) -> None:
+    """Overload protection and graceful shutdown (docs/overload-and-shutdown.md): kube-apiserver's
+    flag names and defaults where it has them; 0 turns a bound off."""
+    count, seconds = _at_least(0), _seconds
+    for flag, env, kind, help_ in (
+        ("--max-requests-inflight", "MAX_REQUESTS_INFLIGHT", count, "read-only requests running at once; more get 429 (watches not counted)"),
+        ("--max-mutating-requests-inflight", "MAX_MUTATING_REQUESTS_INFLIGHT", count, "writes running at once; more get 429"),
+        ("--max-watchers", "MAX_WATCHERS", count, "open watches in total; more get 429"),
+        ("--max-watchers-per-client", "MAX_WATCHERS_PER_CLIENT", count, "open watches per client address; more get 429"),
+        ("--request-timeout", "REQUEST_TIMEOUT", seconds, "seconds before a request that is not a watch ends with 504 (?timeout= may ask for less)"),
+        ("--max-connections", "MAX_CONNECTIONS", count, "open connections; a new one closes the oldest idle one (default 10000, less under a lower file descriptor limit)"),
+        ("--read-header-timeout", "READ_HEADER_TIMEOUT", seconds, "seconds a connection has to send its request line and headers"),
+        ("--idle-timeout", "IDLE_TIMEOUT", seconds, "seconds an idle keep-alive connection stays open"),
+        ("--max-header-bytes", "MAX_HEADER_BYTES", _at_least(1), "request line and headers; larger requests get 431"),
+        ("--shutdown-grace-period", "SHUTDOWN_GRACE_PERIOD", seconds, "seconds in-flight requests get to finish after SIGTERM/SIGINT"),
+        ("--shutdown-delay", "SHUTDOWN_DELAY", seconds, "seconds /readyz answers 503 after SIGTERM before the listener closes"),
+    ):
+        name = flag[2:].replace("-", "_")
+        default = None if name == "max_connections" else getattr(Settings, name)  # None: _default_max_connections()
+        shown = "" if default is None else " (default %(default)s)"
+        serve.add_argument(flag, type=kind, default=_env(env, default), metavar="SECONDS" if kind is seconds else "N", help=help_ + shown)
+
+
+def _default_max_connections() -> int:
+    """10,000, or less when the file descriptor limit is lower: the soft limit is raised to the hard
+    one first (as Go does at start-up), and 256 descriptors stay for everything else."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != hard and hard != resource.RLIM_INFINITY:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+    except (ImportError, ValueError, OSError):  # pragma: no cover - not Unix, or not allowed
+        return Settings.max_connections
+    if soft == resource.RLIM_INFINITY:
+        return Settings.max_connections
+    return max(64, min(Settings.max_connections, soft - 256))
 
 
 # ------------------------------------------------------------------ values the options take
@@ -389,9 +438,8 @@ def serve_forever(settings: Settings) -> int:
 
 
 def _serve(settings: Settings) -> int:
-    import uvicorn
-
     from mockapi import app as app_
+    from mockapi.http import lifecycle
     from mockapi.loader import LoadError
     refused: tuple[type[Exception], ...] = (LoadError,)
     if settings.data_dir is not None:
@@ -421,23 +469,17 @@ def _serve(settings: Settings) -> int:
     except OSError:
         sock.close()
         raise
-    config = uvicorn.Config(
-        server.app,
-        log_level=settings.log_level,
-        log_config=None,  # logs.configure() did it; uvicorn's loggers propagate to the root
-        access_log=False,
-        loop="auto",
-        lifespan="on",
-        timeout_graceful_shutdown=1,
-        **{"http": "auto", **tls_options},
-    )
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     line = functools.partial(
         logs.banner, url=f"{'https' if tls_options else 'http'}://{host}:{settings.port}", objects=server.loaded.total, load_seconds=time.monotonic() - started, fmt=settings.log_format
     )
     _tune_gc()
     # Server.run, not asyncio.run(serve()): it starts uvloop when installed (~1.2x the throughput).
-    _announcing_server(config, lambda: print(line(ready_seconds=logs.process_age()), flush=True)).run(sockets=[sock])
+    # SIGTERM/SIGINT drain it gracefully and it returns (mockapi.http.lifecycle): exit 0.
+    lifecycle.uvicorn_server(
+        server.app, settings, admission=server.admission, streams=server.streams, tls_options=tls_options,
+        on_ready=lambda: print(line(ready_seconds=logs.process_age()), flush=True),
+    ).run(sockets=[sock])
     return 0
 
 
@@ -456,22 +498,6 @@ def _tune_gc() -> None:
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
     gc.enable()
-
-
-def _announcing_server(config, on_ready):
-    """A uvicorn server calling ``on_ready()`` once it accepts connections (the time to ready)."""
-    import uvicorn
-
-    server = uvicorn.Server(config)
-    startup = server.startup
-
-    async def startup_then_announce(sockets=None) -> None:
-        await startup(sockets=sockets)
-        if not server.should_exit:
-            on_ready()
-
-    server.startup = startup_then_announce
-    return server
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -48,6 +48,19 @@ class Settings:
     kubelet_max_grace: float = 0.0  # a deleted pod ends after min(its grace period, this) seconds
     kubelet_capacity: dict[str, str] = field(default_factory=dict)  # overrides of a bare Node's default capacity
     garbage_collector: bool = False
+    # Overload protection and shutdown (mockapi.http.overload, .connections, .lifecycle); kube-apiserver's
+    # defaults and flag names. 0 turns a bound off.
+    max_requests_inflight: int = 400  # read-only requests running or queued (watches not counted)
+    max_mutating_requests_inflight: int = 200
+    max_watchers: int = 10_000  # open watches, in total
+    max_watchers_per_client: int = 5_000  # open watches per remote address (local clients all share one)
+    request_timeout: float = 60.0  # seconds; ?timeout= may ask for less
+    max_connections: int = 10_000  # open connections; the oldest idle one makes room for a new one
+    read_header_timeout: float = 32.0  # seconds to send the request line and headers
+    idle_timeout: float = 90.0  # seconds a keep-alive connection may stay idle
+    max_header_bytes: int = 1 << 20  # request line and headers; more is a 431
+    shutdown_grace_period: float = 5.0  # seconds in-flight requests get to finish after SIGTERM
+    shutdown_delay: float = 0.0  # seconds /readyz answers 503 before the listener closes
     # Where Services' cluster IPs and node ports come from (kube-apiserver's flags of the same names).
     service_cluster_ip_range: str = "10.96.0.0/12"
     service_node_port_range: str = "30000-32767"

@@ -127,7 +127,7 @@ def uvicorn_options(*, cert_file: Path | None, key_file: Path | None, client_ca_
     """uvicorn.Config keyword arguments for HTTPS (empty without a certificate)."""
     if cert_file is None:
         return {}
-    options: dict = {"ssl_certfile": str(cert_file), "ssl_keyfile": str(key_file) if key_file else None, "http": tls_protocol()}
+    options: dict = {"ssl_certfile": str(cert_file), "ssl_keyfile": str(key_file) if key_file else None, "wrap_protocol": tls_protocol}
     if client_ca_file is not None:
         options.update(ssl_ca_certs=str(client_ca_file), ssl_cert_reqs=ssl.CERT_OPTIONAL)
     return options
@@ -140,8 +140,9 @@ def check_files(*paths: Path | None) -> None:
             raise FileNotFoundError(2, "No such file or directory", str(path))
 
 
-def tls_protocol():
-    """uvicorn's HTTP protocol for TLS connections: each connection's verified client certificate
+def tls_protocol(base=None):
+    """uvicorn's HTTP protocol for TLS connections, derived from ``base`` (a uvicorn protocol class,
+    e.g. the connection guard's; uvicorn's auto choice without): each connection's verified client certificate
     goes in the scope (uvicorn does not put it there), and an idle connection is dropped at shutdown
     rather than closed (a TLS close waits for the client's close_notify, which a client holding a
     kept-alive connection in its pool never sends: the server would not stop)."""
@@ -149,7 +150,10 @@ def tls_protocol():
 
     from mockapi.auth.chain import PEER_CERTIFICATE
 
-    class TLSProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+    if base is None or isinstance(base, str):
+        base = AutoHTTPProtocol
+
+    class TLSProtocol(base):  # type: ignore[misc, valid-type]
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
             ssl_object = transport.get_extra_info("ssl_object")

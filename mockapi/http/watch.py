@@ -10,6 +10,7 @@ with a single ERROR event, as kube-apiserver sends it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 
 import orjson
@@ -70,6 +71,11 @@ async def _stream(call: Call, watcher, content_type: bytes, *, timeout: float, b
     if bookmark_every:
         timers["bookmark"] = loop.call_later(bookmark_every, wake, "bookmark")
     listener = asyncio.ensure_future(_wait_disconnect(call.receive, watcher))
+    # The server's open streams: a graceful shutdown ends each one cleanly (mockapi.http.lifecycle).
+    streams = call.extra.get("streams")
+    end = functools.partial(wake, "end")
+    if streams is not None:
+        streams.add(end)
     try:
         await _start(call.send, content_type)
         while not watcher.closed:
@@ -96,6 +102,8 @@ async def _stream(call: Call, watcher, content_type: bytes, *, timeout: float, b
         # does nothing.
         await call.send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
+        if streams is not None:
+            streams.discard(end)
         for timer in timers.values():
             timer.cancel()
         call.registry.stop_watch(watcher)

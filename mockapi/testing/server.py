@@ -30,8 +30,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Iterable
 
-import uvicorn
-
 from mockapi import errors
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -368,8 +366,10 @@ class MockAPIServer(MockAPI):
 
     def start(self) -> "MockAPIServer":
         settings, tls_options = self._build()
-        config = uvicorn.Config(self.server.app, log_level=settings.log_level, log_config=None, access_log=False, lifespan="on", **tls_options)
-        self._uvicorn = _ThreadedServer(config)
+        from mockapi.http import lifecycle
+
+        # the same connection guard, bounds and graceful stop as `mockapi serve`
+        self._uvicorn = lifecycle.uvicorn_server(self.server.app, settings, admission=self.server.admission, streams=self.server.streams, tls_options=tls_options)
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._socket]}, name=f"mockapi:{settings.port}", daemon=True)
         self._thread.start()
         self._wait_started()
@@ -457,11 +457,6 @@ def service_account_identity(namespace: str, name: str) -> tuple[str, list[str]]
 
 def _file_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
-class _ThreadedServer(uvicorn.Server):
-    def install_signal_handlers(self) -> None:  # not the main thread
-        pass
 
 
 def _bind(host: str, port: int) -> socket.socket:
