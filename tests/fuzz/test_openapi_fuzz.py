@@ -28,10 +28,12 @@ GROUP_VERSIONS = [
     "api/v1",
     "apis/apiextensions.k8s.io/v1",
     "apis/apps/v1",
+    "apis/authorization.k8s.io/v1",
     "apis/batch/v1",
     "apis/coordination.k8s.io/v1",
     "apis/devmgmtproto.k8s.io/v1alpha1",
     "apis/fuzz.example.com/v1",  # the CRD the harness registers at run time
+    "apis/rbac.authorization.k8s.io/v1",
     "apis/scheduling.k8s.io/v1",
 ]
 COVERAGE_FROM = 10  # --fuzz-examples from which schemathesis' coverage cases are sent too
