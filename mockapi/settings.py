@@ -50,8 +50,12 @@ class Settings:
     garbage_collector: bool = False
     # Overload protection and shutdown (mockapi.http.overload, .connections, .lifecycle); kube-apiserver's
     # defaults and flag names. 0 turns a bound off.
-    max_requests_inflight: int = 400  # read-only requests running or queued (watches not counted)
-    max_mutating_requests_inflight: int = 200
+    # Read-only requests running or queued (watches not counted), and writes. kube's defaults are
+    # 400 and 200 for Go on many cores; one event loop runs every admitted request's turn in one
+    # pass, so a quarter of that keeps a pass (and a health probe's wait) under ~50 ms in a flood
+    # (bench/overload.py, docs/overload-and-shutdown.md).
+    max_requests_inflight: int = 100
+    max_mutating_requests_inflight: int = 50
     max_watchers: int = 10_000  # open watches, in total
     max_watchers_per_client: int = 5_000  # open watches per remote address (local clients all share one)
     request_timeout: float = 60.0  # seconds; ?timeout= may ask for less

@@ -39,7 +39,8 @@ HEADERS_TOO_LARGE = (
     b"431 Request Header Fields Too Large"
 )
 LINGER_SECONDS = 0.5  # Go's rstAvoidanceDelay: the client reads the 431 before the close resets it
-BIG_HEADERS = 64 * 1024  # a connection that buffered more header bytes than this gives memory back when it ends
+BIG_HEADERS = 64 * 1024
+RETRY_AFTER_SECONDS = 1.0  # the Retry-After of a 429 (mockapi.http.overload): the connection is not read before it  # a connection that buffered more header bytes than this gives memory back when it ends
 
 
 def _malloc_trim():
@@ -119,6 +120,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._reading_headers = True
         self._lingering = False
         self._stall_timer = None
+        self._held = None
         guard = self.guard
         if guard.read_header_timeout:
             guard.reading_headers(self, self.loop)
@@ -144,6 +146,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._stall_timer is not None:
             self._stall_timer.cancel()
             self._stall_timer = None
+        if self._held is not None:
+            self._held.cancel()
+            self._held = None
         super().connection_lost(exc)
 
     # ------------------------------------------------------------ the headers' time and size
@@ -235,7 +240,29 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.write(answer.http_bytes(STATUS_LINE[answer.code], self.server_state.default_headers, keep_alive=keep_alive))
         if not keep_alive:
             self.transport.close()
-        self.on_response_complete()
+        self.on_response_complete()  # (which resumes reading: uvicorn's flow control)
+        if keep_alive and answer.code == 429:
+            self._hold_off()
+
+    def _hold_off(self) -> None:
+        """After a 429, this connection is not read again before the ``Retry-After`` it was told
+        (a client that retries at once waits in its socket buffer, not in the event loop): a flood
+        that ignores the answer no longer costs a parse and a 429 per request, and the loop's turns
+        stay short enough for health checks and the admitted requests (docs/overload-and-shutdown.md)."""
+        if self._held is not None:
+            return
+        self.flow.pause_reading()
+        self._unset_keepalive_if_required()  # what the client sent meanwhile is read afterwards: not idle
+        self._held = self.loop.call_later(RETRY_AFTER_SECONDS, self._release)
+
+    def _release(self) -> None:
+        self._held = None
+        if self.transport.is_closing():
+            return
+        self.flow.resume_reading()
+        if self.cycle is None or self.cycle.response_complete:  # idle again: uvicorn's keep-alive clock restarts
+            self._unset_keepalive_if_required()
+            self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
 
     # ------------------------------------------------------------ a client that stops reading
     def pause_writing(self) -> None:

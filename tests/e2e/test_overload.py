@@ -107,6 +107,29 @@ def test_a_write_over_the_mutating_bound_is_kubes_429_and_reads_are_bounded_apar
     assert http.post(CONFIGMAPS, json={"metadata": {"name": "after"}}).status_code == 201
 
 
+def test_after_a_429_the_connection_is_not_read_before_its_retry_after(server):
+    """A client that ignores Retry-After waits in its own socket buffer, not in the event loop."""
+    held, rest = half_sent_post(server[2], "held-off")
+    body = b'{"metadata":{"name":"eager"}}'
+    post = f"POST {CONFIGMAPS} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+    eager = connect(server[2])
+    try:
+        until(lambda: eager.sendall(post) or b" 429 " in read_response(eager).split(b"\r\n")[0])
+        answered = time.monotonic()
+        eager.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        with connect(server[2]) as other:  # other connections are served meanwhile
+            other.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert read_response(other).startswith(b"HTTP/1.1 200")
+            assert time.monotonic() - answered < 0.5
+        assert read_response(eager).startswith(b"HTTP/1.1 200")  # then it is read again, kept alive
+        assert time.monotonic() - answered >= 0.9
+        held.sendall(rest)
+        assert b" 201 " in read_response(held).split(b"\r\n")[0]
+    finally:
+        held.close()
+        eager.close()
+
+
 def test_watches_are_not_counted_in_flight_but_a_client_gets_429_past_its_watcher_cap(server, http):
     watches = []
     try:
