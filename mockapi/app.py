@@ -248,9 +248,21 @@ def _secure(server: Server, authorizer=None) -> None:
 def _authorizer(mode: str, registry: Registry):
     if mode != "RBAC":
         raise ValueError(f'authorization mode "{mode}" is not supported (AlwaysAllow or RBAC)')
-    from mockapi.auth import rbac  # the RBAC authorizer reads Roles and bindings from the registry
+    from mockapi.auth import identities, rbac  # the RBAC authorizer reads Roles and bindings from the registry
 
-    return rbac.RBACAuthorizer(registry)
+    authorizer = rbac.RBACAuthorizer(registry)
+    identities.bootstrap(registry)  # the built-in controllers' ServiceAccounts and roles (schemas/rbac)
+    return authorizer
+
+
+def local_client(server: Server, identity=None):
+    """A built-in controller's in-process client, as ``identity`` (mockapi.auth.identities): its
+    calls authorized against the server's authorizer in RBAC mode, its writes audited when the
+    audit log is on; in the default mode a plain LocalClient (nothing checked, nothing logged)."""
+    from mockapi.client import LocalClient
+
+    authorizer = server.authorizer if server.settings.authorization_mode == "RBAC" else None
+    return LocalClient(server.registry, identity, authorizer=authorizer, audit=server.audit)
 
 
 def _mount_pod_controllers(server: Server, fallback) -> None:
@@ -258,6 +270,8 @@ def _mount_pod_controllers(server: Server, fallback) -> None:
     simulated kubelet and the garbage collector — each when enabled, as background tasks, imported
     and built when they start (start-up needs none of them) — and GET
     /mockapi/v1/scheduling/{namespace}/{name}: the scheduler's record of a pod's last attempt."""
+    from mockapi.auth import identities
+
     settings = server.settings
     if settings.scheduler and server.allocator is None:
         raise ValueError("the scheduler needs the allocator in the same process (one ledger of held devices)")
@@ -265,17 +279,15 @@ def _mount_pod_controllers(server: Server, fallback) -> None:
     if settings.kubelet:
         server.registry.kubelet = True  # bound pods are deleted gracefully, for the kubelet to end
 
-    def local():
-        from mockapi.client import LocalClient
-
-        return LocalClient(server.registry)
-
     async def schedule() -> None:
         import asyncio
 
         from mockapi.controllers import pods as pod_controllers
 
-        server.scheduler, podclaims = pod_controllers.scheduler_with_claims(local(), server.allocator, config_path=settings.scheduler_config, clock=clock)
+        server.scheduler, podclaims = pod_controllers.scheduler_with_claims(
+            local_client(server, identities.SCHEDULER), server.allocator, claims_client=local_client(server, identities.POD_CLAIMS),
+            config_path=settings.scheduler_config, clock=clock,
+        )  # fmt: skip
         if server.metrics is not None:
             server.scheduler.on_extender_call = server.metrics.extender_call
         await asyncio.gather(podclaims.run(), server.scheduler.run())
@@ -287,12 +299,12 @@ def _mount_pod_controllers(server: Server, fallback) -> None:
             capacity={**DEFAULT_CAPACITY, **settings.kubelet_capacity}, heartbeat_interval=settings.kubelet_heartbeat,
             start_delay=settings.kubelet_start_delay, max_grace=settings.kubelet_max_grace,
         )  # fmt: skip
-        await Kubelet(local(), clock=clock, options=options).run()
+        await Kubelet(local_client(server, identities.KUBELET), clock=clock, options=options).run()
 
     async def collect_garbage() -> None:
         from mockapi.controllers.gc import GarbageCollector
 
-        await GarbageCollector(local(), clock=clock).run()
+        await GarbageCollector(local_client(server, identities.GARBAGE_COLLECTOR), clock=clock).run()
 
     for enabled, run in ((settings.scheduler, schedule), (settings.kubelet, kubelet), (settings.garbage_collector, collect_garbage)):
         if enabled:
@@ -359,13 +371,13 @@ def _mount_allocator(server: Server, fallback) -> None:
     import orjson
     from starlette.responses import Response
 
-    from mockapi.client import LocalClient
+    from mockapi.auth import identities
     from mockapi.controllers import allocator as allocator_
 
     settings = server.settings
     options = {"policy": settings.allocation_policy, "limits": allocator_.Limits(settings.allocation_budget_steps, settings.allocation_budget_seconds)}
     if settings.allocator:
-        server.allocator = allocator_.Allocator(LocalClient(server.registry), gate=server.gate, clock=server.registry.clock, **options)
+        server.allocator = allocator_.Allocator(local_client(server, identities.ALLOCATOR), gate=server.gate, clock=server.registry.clock, **options)
         server.background.append(server.allocator.run)
 
     async def explain(request):
@@ -374,7 +386,7 @@ def _mount_allocator(server: Server, fallback) -> None:
             if kind not in ("DeviceClaim", "DevicePrivilegedClaim"):
                 raise errors.bad_request(f'kind: Unsupported value: "{kind}": supported values: "DeviceClaim", "DevicePrivilegedClaim"')
             key = allocator_.ClaimKey(request.path_params["namespace"], request.path_params["name"], kind)
-            report = await allocator_.explain_claim(server.allocator, LocalClient(server.registry), key, **options)
+            report = await allocator_.explain_claim(server.allocator, local_client(server, identities.ALLOCATOR), key, **options)
         except errors.StatusError as exc:
             return responses.error_response(exc)
         return Response(orjson.dumps(report), media_type="application/json")

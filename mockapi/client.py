@@ -1,7 +1,8 @@
 """The API as controllers see it: a small :class:`Client` protocol and two implementations.
 
 - :class:`LocalClient` calls the registry in-process (the embedded default, inside ``mockapi serve``);
-  it must be used from the server's event loop, where the registry lives.
+  it must be used from the server's event loop, where the registry lives. Each built-in controller's
+  has its identity (:mod:`mockapi.auth.identities`): authorized in RBAC mode, audited with the audit log.
 - :class:`KubeClient` talks to any API server through the official ``kubernetes`` client (blocking
   calls run in ``asyncio.to_thread``; each watch streams in a daemon thread).
 
@@ -124,13 +125,24 @@ class _View:
 
 # ===================================================================== in-process
 class LocalClient:
-    """The registry, in-process. Call it only from the event loop the registry runs in."""
+    """The registry, in-process. Call it only from the event loop the registry runs in.
 
-    def __init__(self, registry) -> None:
+    ``identity`` (a :class:`mockapi.auth.identities.Identity`): who calls — a built-in controller's
+    ServiceAccount. With an ``authorizer`` (the server's, in RBAC mode) each call is authorized as
+    its HTTP request would be, a refusal raising kube's 403; with an ``audit`` log its writes are
+    audited under that identity. With neither (the default) the calls go straight to the registry."""
+
+    def __init__(self, registry, identity=None, *, authorizer=None, audit=None) -> None:
         from mockapi.registry import options, rest
 
         self.registry = registry
+        self.identity = identity
         self._options, self._rest = options, rest
+        self._guard = None
+        if identity is not None and (authorizer is not None or audit is not None):
+            from mockapi.auth.identities import Guard
+
+            self._guard = Guard(identity, authorizer=authorizer, audit=audit)
 
     def _rt(self, kind: Kind):
         rt = self.registry.types.by_kind(kind.group, kind.version, kind.kind)
@@ -142,48 +154,80 @@ class LocalClient:
         return self._options.WriteOptions(field_validation="Strict")
 
     async def get(self, kind: Kind, namespace: str, name: str) -> dict:
-        return self.registry.get(self._rt(kind), namespace, name).load()
+        rt = self._rt(kind)
+        if self._guard is not None:
+            self._guard.check("get", rt, namespace, name)
+        return self.registry.get(rt, namespace, name).load()
 
     async def list(self, kind: Kind, namespace: str = "") -> tuple[list[dict], str]:
-        page = self.registry.list(self._rt(kind), namespace, self._options.ListOptions())
+        rt = self._rt(kind)
+        if self._guard is not None:
+            self._guard.check("list", rt, namespace)
+        page = self.registry.list(rt, namespace, self._options.ListOptions())
         return [stored.load() for stored in page.items], str(page.resource_version)
 
     async def create(self, kind: Kind, obj: dict) -> dict:
-        namespace = obj["metadata"].get("namespace", "")
-        return orjson.loads(self.registry.create(self._rt(kind), namespace, obj, self._write_options()).raw)
+        rt, namespace = self._rt(kind), obj["metadata"].get("namespace", "")
+        if self._guard is not None:
+            return self._guard.write("create", rt, namespace, "", lambda: self._create(rt, namespace, obj), body=obj, code=201)
+        return self._create(rt, namespace, obj)
+
+    def _create(self, rt, namespace: str, obj: dict) -> dict:
+        return orjson.loads(self.registry.create(rt, namespace, obj, self._write_options()).raw)
 
     async def update(self, kind: Kind, obj: dict, *, subresource: str = "") -> dict:
-        namespace, name = _key(obj)
-        written = self.registry.update(self._rt(kind), namespace, name, obj, self._write_options(), subresource=subresource)
-        return orjson.loads(written.raw)
+        rt, (namespace, name) = self._rt(kind), _key(obj)
+        if self._guard is not None:
+            return self._guard.write("update", rt, namespace, name, lambda: self._update(rt, namespace, name, obj, subresource), subresource=subresource, body=obj)
+        return self._update(rt, namespace, name, obj, subresource)
+
+    def _update(self, rt, namespace: str, name: str, obj: dict, subresource: str) -> dict:
+        return orjson.loads(self.registry.update(rt, namespace, name, obj, self._write_options(), subresource=subresource).raw)
 
     async def update_status(self, kind: Kind, obj: dict) -> dict:
         return await self.update(kind, obj, subresource="status")
 
     async def patch(self, kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "") -> dict:
-        written = self.registry.patch(self._rt(kind), namespace, name, self._rest.MERGE_PATCH, patch, self._write_options(), subresource=subresource)
-        return orjson.loads(written.raw)
+        rt = self._rt(kind)
+        if self._guard is not None:
+            return self._guard.write("patch", rt, namespace, name, lambda: self._patch(rt, namespace, name, patch, subresource), subresource=subresource, body=patch)
+        return self._patch(rt, namespace, name, patch, subresource)
+
+    def _patch(self, rt, namespace: str, name: str, patch: dict, subresource: str) -> dict:
+        return orjson.loads(self.registry.patch(rt, namespace, name, self._rest.MERGE_PATCH, patch, self._write_options(), subresource=subresource).raw)
 
     async def delete(self, kind: Kind, namespace: str, name: str, *, propagation_policy: str = "", grace_period_seconds: int | None = None) -> None:
+        rt = self._rt(kind)
         opts = self._options.DeleteOptions(propagation_policy=propagation_policy, grace_period_seconds=grace_period_seconds)
-        self.registry.delete(self._rt(kind), namespace, name, opts)
+        if self._guard is not None:
+            self._guard.write("delete", rt, namespace, name, lambda: self.registry.delete(rt, namespace, name, opts))
+            return
+        self.registry.delete(rt, namespace, name, opts)
 
     async def create_event(self, event: dict) -> None:
         await self.create(EVENTS, event)
 
     async def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
-        self.registry.bind(self._rt(PODS), namespace, name, binding(name, uid, node_name), self._write_options())
+        rt, body = self._rt(PODS), binding(name, uid, node_name)
+        if self._guard is not None:
+            self._guard.write("create", rt, namespace, name, lambda: self.registry.bind(rt, namespace, name, body, self._write_options()), subresource="binding", body=body, code=201)
+            return
+        self.registry.bind(rt, namespace, name, body, self._write_options())
 
     async def watch(self, kind: Kind, namespace: str = "") -> AsyncIterator[WatchEvent]:
         view, synced = _View(), False
         while True:
             rt = self._rt(kind)
+            if self._guard is not None:
+                self._guard.check("list", rt, namespace)
             page = self.registry.list(rt, namespace, self._options.ListOptions())
             for event in view.relist([stored.load() for stored in page.items]):
                 yield event
             if not synced:
                 synced = True
                 yield WatchEvent(SYNCED, None)
+            if self._guard is not None:
+                self._guard.check("watch", rt, namespace)
             watcher = self.registry.watch(rt, namespace, self._options.ListOptions(resource_version=str(page.resource_version)))
             try:
                 while not watcher.closed and not watcher.overflowed:

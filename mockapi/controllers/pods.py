@@ -30,12 +30,14 @@ class DeviceScheduler(Scheduler):
             await super().schedule_one(info)
 
 
-def scheduler_with_claims(client: Client, allocator, *, config_path: Path | None = None, clock: clocks.Clock | None = None):
+def scheduler_with_claims(client: Client, allocator, *, claims_client: Client | None = None, config_path: Path | None = None, clock: clocks.Clock | None = None):
     """(scheduler, claims controller) for ``allocator``'s process; raises ``config.ConfigError``
-    for a bad ``--scheduler-config``."""
+    for a bad ``--scheduler-config``. ``client`` is the scheduler's, ``claims_client`` the claims
+    controller's (default: the same); the DeviceClaims plugin reads and reserves claims through the
+    allocator's own client (the allocator's role has the claims; the scheduler's has the pods)."""
     config = config_.load(config_path) if config_path else config_.default()
-    devices = AllocatorDevices(allocator, client, clock=clock)
+    devices = AllocatorDevices(allocator, allocator.client, clock=clock)
     scheduler = DeviceScheduler(client, allocator, config=config, clock=clock, device_plugin=devices)
     devices.notify = scheduler.on_event
     devices.activate, devices.parked = scheduler.queue.activate, scheduler.queue.parked
-    return scheduler, PodClaims(client, clock=clock)
+    return scheduler, PodClaims(claims_client or client, clock=clock)
