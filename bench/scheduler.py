@@ -60,8 +60,8 @@ def pod(i: int, *, claims: bool) -> dict:
     return body
 
 
-async def run(nodes: int, devices: int, pods: int, *, claims: bool, rate: float | None) -> dict:
-    settings = Settings(allocator=True, scheduler=True, kubelet=True, garbage_collector=False, log_level="warning")
+async def run(nodes: int, devices: int, pods: int, *, claims: bool, rate: float | None, rbac: bool = False) -> dict:
+    settings = Settings(allocator=True, scheduler=True, kubelet=True, garbage_collector=False, log_level="warning", authorization_mode="RBAC" if rbac else "AlwaysAllow")
     server = app_.build(settings)
     client = LocalClient(server.registry)
     for i in range(nodes):
@@ -133,18 +133,19 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=200.0, help="pods/s for the paced run (default 200)")
     parser.add_argument("--quick", action="store_true", help="burst runs only")
     parser.add_argument("--only", choices=("claims", "plain"), help="one kind of pod only")
+    parser.add_argument("--rbac", action="store_true", help="--authorization-mode=RBAC: every controller call authorized (docs/rbac.md)")
     args = parser.parse_args()
-    print(f"{args.nodes} nodes × {args.devices} devices, {args.pods} pods", flush=True)
+    print(f"{args.nodes} nodes × {args.devices} devices, {args.pods} pods{', RBAC' if args.rbac else ''}", flush=True)
     rows = []
     for claims in {"claims": (True,), "plain": (False,)}.get(args.only, (True, False)):
         label = "claim template" if claims else "plain pods"
-        burst = asyncio.run(run(args.nodes, args.devices, args.pods, claims=claims, rate=None))
+        burst = asyncio.run(run(args.nodes, args.devices, args.pods, claims=claims, rate=None, rbac=args.rbac))
         rows.append((f"{label}, burst", burst))
         print(f"{label:15} burst: {burst['bound']}/{args.pods} bound at {burst['pods_per_s_bound']:.0f} pods/s, "
               f"{burst['running']} Running at {burst['pods_per_s_running']:.0f} pods/s; "
               f"creation→bound p50 {burst['p50_ms']:.0f} ms, p99 {burst['p99_ms']:.0f} ms", flush=True)
         if not args.quick:
-            paced = asyncio.run(run(args.nodes, args.devices, args.pods, claims=claims, rate=args.rate))
+            paced = asyncio.run(run(args.nodes, args.devices, args.pods, claims=claims, rate=args.rate, rbac=args.rbac))
             rows.append((f"{label}, {args.rate:.0f}/s", paced))
             print(f"{label:15} paced at {args.rate:.0f}/s: {paced['bound']}/{args.pods} bound; creation→bound p50 {paced['p50_ms']:.1f} ms, "
                   f"p99 {paced['p99_ms']:.1f} ms", flush=True)
