@@ -51,6 +51,13 @@ EXPECTED = {
     "SelfSubjectAccessReview": ("authorization.k8s.io", "selfsubjectaccessreviews", False, (), (), set()),
     "LocalSubjectAccessReview": ("authorization.k8s.io", "localsubjectaccessreviews", True, (), (), set()),
     "SelfSubjectRulesReview": ("authorization.k8s.io", "selfsubjectrulesreviews", False, (), (), set()),
+    # issue 12's second slice: policy, networking, storage, discovery
+    "PodDisruptionBudget": ("policy", "poddisruptionbudgets", True, ("pdb",), (), {"status"}),
+    "Ingress": ("networking.k8s.io", "ingresses", True, ("ing",), (), {"status"}),
+    "IngressClass": ("networking.k8s.io", "ingressclasses", False, (), (), set()),
+    "NetworkPolicy": ("networking.k8s.io", "networkpolicies", True, ("netpol",), (), set()),
+    "StorageClass": ("storage.k8s.io", "storageclasses", False, ("sc",), (), set()),
+    "EndpointSlice": ("discovery.k8s.io", "endpointslices", True, (), (), set()),
 }
 
 SELECTABLE = {
@@ -80,6 +87,7 @@ SELECTABLE = {
     "CronJob": (),
     **{kind: () for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
     **{kind: () for kind in ("SubjectAccessReview", "SelfSubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview")},
+    **{kind: () for kind in ("PodDisruptionBudget", "Ingress", "IngressClass", "NetworkPolicy", "StorageClass", "EndpointSlice")},
 }
 # Field selectors kube-apiserver computes rather than reads from one scalar field.
 COMPUTED_SELECTABLE = {("Event", "source")}

@@ -357,3 +357,80 @@ def _binding_cells(obj: dict, now: datetime) -> list:
             name = subject.get("name", "")
             by_kind[subject["kind"]].append(f"{subject.get('namespace', '')}/{name}" if subject["kind"] == "ServiceAccount" else name)
     return [_name(obj), f"{ref.get('kind', '')}/{ref.get('name', '')}", _created(obj, now), *(", ".join(by_kind[k]) for k in ("User", "Group", "ServiceAccount"))]
+
+
+# ------------------------------------------------- policy, networking, storage, discovery (issue 12)
+def _pdb_cells(obj: dict, now: datetime) -> list:
+    """kube's printPodDisruptionBudget: N/A for the bound that is not set."""
+    spec = _get(obj, "spec", default={})
+    bounds = [str(spec[key]) if spec.get(key) is not None else "N/A" for key in ("minAvailable", "maxUnavailable")]
+    return [_name(obj), *bounds, _get(obj, "status", "disruptionsAllowed", default=0), _created(obj, now)]
+
+
+def _more(items: list[str], total: int, limit: int = 3) -> str:
+    """kube's listWithMoreString: the first three, then ' + N more...'."""
+    text = ",".join(items[:limit])
+    if total > limit:
+        return f"{text} + {total - limit} more..."
+    return text
+
+
+def _load_balancer(obj: dict) -> str:
+    """kube's ingressLoadBalancerStatusStringer (not wide: cut to 13 characters and '...' past 16)."""
+    found = [i.get("ip") or i.get("hostname") for i in _get(obj, "status", "loadBalancer", "ingress", default=[]) if isinstance(i, dict)]
+    text = ",".join(filter(None, found))
+    return text[:13] + "..." if len(text) > 16 else text
+
+
+def _ingress_cells(obj: dict, now: datetime) -> list:
+    """kube's printIngress: CLASS, HOSTS (* for none), ADDRESS, PORTS (80, or 80, 443 with TLS)."""
+    spec = _get(obj, "spec", default={})
+    rules = [r for r in spec.get("rules") or [] if isinstance(r, dict)]
+    hosts = [r["host"] for r in rules if r.get("host")]
+    return [
+        _name(obj), spec.get("ingressClassName") or "<none>", _more(hosts, len(rules)) if hosts else "*", _load_balancer(obj),
+        "80, 443" if spec.get("tls") else "80", _created(obj, now),
+    ]
+
+
+def _ingress_class_cells(obj: dict, now: datetime) -> list:
+    parameters = _get(obj, "spec", "parameters")
+    shown = "<none>"
+    if isinstance(parameters, dict):
+        group = f".{parameters['apiGroup']}" if parameters.get("apiGroup") else ""
+        shown = f"{parameters.get('kind', '')}{group}/{parameters.get('name', '')}"
+    return [_name(obj), _get(obj, "spec", "controller", default=""), shown, _created(obj, now)]
+
+
+def _storage_class_cells(obj: dict, now: datetime) -> list:
+    name = _name(obj)
+    if (obj["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class") == "true":
+        name += " (default)"
+    return [name, obj.get("provisioner", ""), obj.get("reclaimPolicy", ""), obj.get("volumeBindingMode", ""), bool(obj.get("allowVolumeExpansion")), _created(obj, now)]
+
+
+def _endpoint_slice_cells(obj: dict, now: datetime) -> list:
+    """kube's printEndpointSlice: the first three ports and addresses, <unset> for none."""
+    ports = [p for p in obj.get("ports") or [] if isinstance(p, dict)]
+    shown = [str(p["port"]) if p.get("port") is not None else (p.get("name") or "*") for p in ports]
+    addresses = [a for e in obj.get("endpoints") or [] if isinstance(e, dict) for a in e.get("addresses") or []]
+    return [_name(obj), obj.get("addressType", ""), _more(shown, len(shown)) or "<unset>", _more(addresses, len(addresses)) or "<unset>", _created(obj, now)]
+
+
+_CORE.update({
+    ("policy", "PodDisruptionBudget"): (
+        [_NAME, _column("Min Available"), _column("Max Unavailable"), _column("Allowed Disruptions", kind="integer"), _AGE], _pdb_cells,
+    ),
+    ("networking.k8s.io", "Ingress"): ([_NAME, _column("Class"), _column("Hosts"), _column("Address"), _column("Ports"), _AGE], _ingress_cells),
+    ("networking.k8s.io", "IngressClass"): ([_NAME, _column("Controller"), _column("Parameters"), _AGE], _ingress_class_cells),
+    ("networking.k8s.io", "NetworkPolicy"): (
+        [_NAME, _column("Pod-Selector"), _AGE], lambda o, now: [_name(o), _selector(_get(o, "spec", "podSelector")), _created(o, now)],
+    ),
+    ("storage.k8s.io", "StorageClass"): (
+        [_NAME, _column("Provisioner"), _column("ReclaimPolicy"), _column("VolumeBindingMode"), _column("AllowVolumeExpansion"), _AGE],
+        _storage_class_cells,
+    ),
+    ("discovery.k8s.io", "EndpointSlice"): (
+        [_NAME, _column("AddressType"), _column("Ports"), _column("Endpoints"), _AGE], _endpoint_slice_cells,
+    ),
+})

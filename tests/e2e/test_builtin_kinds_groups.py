@@ -1,0 +1,124 @@
+"""policy/v1, networking.k8s.io/v1, storage.k8s.io/v1 and discovery.k8s.io/v1 end to end, on one
+server for the module: kubectl create poddisruptionbudget|ingress (protobuf bodies), apply, get
+with kube's columns, describe, apply --server-side, and the kubernetes client; kube's defaults
+and refusals. No controller runs them (docs/builtin-kinds.md)."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from tests.conftest import running
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def live():
+    with running() as server:
+        yield server
+
+
+def invalid(call) -> str:
+    with pytest.raises(ApiException) as caught:
+        call()
+    assert caught.value.status == 422, caught.value.body
+    return caught.value.body
+
+
+def rows(kubectl, *args) -> list[list[str]]:
+    return [line.split() for line in kubectl("get", *args).stdout.splitlines()]
+
+
+def test_pod_disruption_budgets(kubectl, api):
+    policy = client.PolicyV1Api(api)
+    kubectl("create", "poddisruptionbudget", "web", "--selector=app=web", "--min-available=50%")
+    web = policy.read_namespaced_pod_disruption_budget("web", "default")
+    assert (web.spec.min_available, web.spec.selector.match_labels, web.metadata.generation) == ("50%", {"app": "web"}, 1)
+    assert (web.status.disruptions_allowed, web.status.current_healthy, web.status.desired_healthy, web.status.expected_pods) == (0, 0, 0, 0)
+    manifest = "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: db}\nspec:\n  maxUnavailable: 1\n  selector: {matchLabels: {app: db}}\n"
+    assert "serverside-applied" in kubectl("apply", "--server-side", "-f", "-", stdin=manifest).stdout
+    kubectl("apply", "--server-side", "-f", "-", stdin=manifest.replace("maxUnavailable: 1", "maxUnavailable: 2"))
+    assert policy.read_namespaced_pod_disruption_budget("db", "default").metadata.generation == 2
+    table = rows(kubectl, "pdb")
+    assert table[0] == ["NAME", "MIN", "AVAILABLE", "MAX", "UNAVAILABLE", "ALLOWED", "DISRUPTIONS", "AGE"]
+    assert {row[0]: row[1:4] for row in table[1:]} == {"web": ["50%", "N/A", "0"], "db": ["N/A", "2", "0"]}
+    assert "Min available:  50%" in kubectl("describe", "pdb", "web").stdout
+    both = {"metadata": {"name": "bad"}, "spec": {"minAvailable": 1, "maxUnavailable": "120%"}}
+    body = invalid(lambda: policy.create_namespaced_pod_disruption_budget("default", both))
+    assert "minAvailable and maxUnavailable cannot be both set" in body and 'spec.maxUnavailable: Invalid value: \\"120%\\": must not be greater than 100%' in body
+
+
+def test_ingresses_and_ingress_classes(kubectl, api):
+    networking = client.NetworkingV1Api(api)
+    default = {"metadata": {"name": "nginx", "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
+               "spec": {"controller": "k8s.io/ingress-nginx", "parameters": {"kind": "IngressParameters", "apiGroup": "k8s.example.com", "name": "p"}}}  # fmt: skip
+    assert networking.create_ingress_class(default).spec.parameters.scope == "Cluster"
+    assert rows(kubectl, "ingressclasses") [1][:3] == ["nginx", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/p"]
+    body = invalid(lambda: networking.patch_ingress_class("nginx", {"spec": {"controller": "other.io/x"}}))
+    assert "spec.controller: Invalid value: \\\"other.io/x\\\": field is immutable" in body
+    kubectl("create", "ingress", "simple", "--rule=foo.com/bar=svc1:8080,tls=my-cert")
+    simple = networking.read_namespaced_ingress("simple", "default")
+    path = simple.spec.rules[0].http.paths[0]
+    assert (simple.spec.rules[0].host, path.path, path.path_type, path.backend.service.name, path.backend.service.port.number) == ("foo.com", "/bar", "Exact", "svc1", 8080)
+    assert simple.spec.tls[0].secret_name == "my-cert" and simple.spec.ingress_class_name == "nginx"  # the DefaultIngressClass plugin
+    manifest = ("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\nspec:\n  ingressClassName: other\n  rules:\n"
+                "  - http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}\n")  # fmt: skip
+    kubectl("apply", "-f", "-", stdin=manifest)
+    assert "serverside-applied" in kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=manifest.replace("pathType: Prefix", "pathType: Exact")).stdout
+    table = {row[0]: row[1:] for row in rows(kubectl, "ingress")[1:]}
+    assert table["simple"][:3] == ["nginx", "foo.com", "80,"] and table["web"][:3] == ["other", "*", "80"]
+    assert "foo.com" in kubectl("describe", "ingress", "simple").stdout
+    bad = {"metadata": {"name": "bad"}, "spec": {"rules": [{"http": {"paths": [{"path": "x", "pathType": "Prefix", "backend": {"service": {"name": "s"}}}]}}]}}
+    body = invalid(lambda: networking.create_namespaced_ingress("default", bad))
+    assert "spec.rules[0].http.paths[0].path: Invalid value: \\\"x\\\": must be an absolute path" in body
+    assert "spec.rules[0].http.paths[0].backend: Required value: port name or number is required" in body
+    assert "either `defaultBackend` or `rules` must be specified" in invalid(lambda: networking.create_namespaced_ingress("default", {"metadata": {"name": "empty"}, "spec": {}}))
+
+
+def test_network_policies(kubectl, api):
+    networking = client.NetworkingV1Api(api)
+    manifest = ("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: db}\nspec:\n  podSelector: {matchLabels: {app: db}}\n"
+                "  ingress:\n  - from: [{podSelector: {matchLabels: {app: web}}}]\n    ports: [{port: 5432}]\n")  # fmt: skip
+    kubectl("apply", "-f", "-", stdin=manifest)
+    db = networking.read_namespaced_network_policy("db", "default")
+    assert (db.spec.policy_types, db.spec.ingress[0].ports[0].protocol) == (["Ingress"], "TCP")
+    egress = {"metadata": {"name": "out"}, "spec": {"podSelector": {}, "egress": [{"ports": [{"port": 53, "protocol": "UDP"}]}]}}
+    assert networking.create_namespaced_network_policy("default", egress).spec.policy_types == ["Ingress", "Egress"]
+    assert "serverside-applied" in kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=manifest.replace("5432", "5433")).stdout
+    assert {row[0]: row[1] for row in rows(kubectl, "netpol")[1:]} == {"db": "app=db", "out": "<none>"}
+    assert "PodSelector:     app=db" in kubectl("describe", "netpol", "db").stdout
+    bad = {"metadata": {"name": "bad"}, "spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 90, "endPort": 80, "protocol": "ICMP"}]}]}}
+    body = invalid(lambda: networking.create_namespaced_network_policy("default", bad))
+    assert "spec.ingress[0].ports[0].protocol: Unsupported value: \\\"ICMP\\\"" in body and "spec.ingress[0].ports[0].endPort" in body
+
+
+def test_storage_classes(kubectl, api):
+    storage = client.StorageV1Api(api)
+    manifest = ("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: standard\n  annotations: {storageclass.kubernetes.io/is-default-class: 'true'}\n"
+                "provisioner: rancher.io/local-path\nparameters: {type: ssd}\n")  # fmt: skip
+    kubectl("apply", "-f", "-", stdin=manifest)
+    standard = storage.read_storage_class("standard")
+    assert (standard.reclaim_policy, standard.volume_binding_mode) == ("Delete", "Immediate")
+    assert "serverside-applied" in kubectl("apply", "--server-side", "-f", "-", stdin=manifest.replace("standard", "fast")).stdout
+    table = rows(kubectl, "sc")
+    assert table[0] == ["NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"]
+    assert ["standard", "(default)", "rancher.io/local-path", "Delete", "Immediate", "false"] == table[2][:6]
+    assert "IsDefaultClass:  Yes" in kubectl("describe", "sc", "standard").stdout
+    body = invalid(lambda: storage.patch_storage_class("standard", {"parameters": {"type": "hdd"}}))
+    assert "parameters: Forbidden: updates to parameters are forbidden." in body
+
+
+def test_endpoint_slices(kubectl, api):
+    discovery = client.DiscoveryV1Api(api)
+    manifest = ("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: web-abc\n  labels: {kubernetes.io/service-name: web}\n"
+                "addressType: IPv4\nports: [{port: 80}]\nendpoints:\n- addresses: [10.0.0.1]\n- addresses: [10.0.0.2]\n")  # fmt: skip
+    kubectl("apply", "-f", "-", stdin=manifest)
+    web = discovery.read_namespaced_endpoint_slice("web-abc", "default")
+    assert (web.ports[0].protocol, web.ports[0].name, web.metadata.generation) == ("TCP", "", 1)
+    assert "serverside-applied" in kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=manifest.replace("10.0.0.2", "10.0.0.3")).stdout
+    assert rows(kubectl, "endpointslices", "-l", "kubernetes.io/service-name=web")[1][:4] == ["web-abc", "IPv4", "80", "10.0.0.1,10.0.0.3"]
+    assert "AddressType:  IPv4" in kubectl("describe", "endpointslice", "web-abc").stdout
+    body = invalid(lambda: discovery.patch_namespaced_endpoint_slice("web-abc", "default", {"addressType": "IPv6"}))
+    assert "addressType: Invalid value: \\\"IPv6\\\": field is immutable" in body and "must be a valid IPv6 address" in body
