@@ -1,0 +1,150 @@
+"""policy, networking.k8s.io, storage.k8s.io, discovery.k8s.io (and autoscaling, apiregistration)
+in process: kube's defaults and the validation clients meet, with kube's messages."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import orjson
+import pytest
+
+from mockapi import app as app_
+from mockapi import errors
+from mockapi.clock import FakeClock, SequentialUIDs
+from mockapi.registry import printers
+from mockapi.registry.options import WriteOptions
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def server(clock):
+    return app_.build(clock=clock, uids=SequentialUIDs())
+
+
+def create(server, api_version: str, kind: str, body: dict, namespace: str = "default") -> dict:
+    group, _, version = api_version.rpartition("/")
+    rt = server.types.by_kind(group, version, kind)
+    return orjson.loads(server.registry.create(rt, namespace if rt.namespaced else "", body, WriteOptions()).raw)
+
+
+def update(server, api_version: str, kind: str, body: dict, namespace: str = "default") -> dict:
+    group, _, version = api_version.rpartition("/")
+    rt = server.types.by_kind(group, version, kind)
+    return orjson.loads(server.registry.update(rt, namespace if rt.namespaced else "", body["metadata"]["name"], body, WriteOptions()).raw)
+
+
+def refused(call) -> str:
+    with pytest.raises(errors.StatusError) as caught:
+        call()
+    assert caught.value.code == 422, caught.value
+    return str(caught.value)
+
+
+def cells(server, api_version: str, kind: str, obj: dict) -> list:
+    group, _, version = api_version.rpartition("/")
+    _, cell = printers.table_for(server.types.by_kind(group, version, kind))
+    return cell(obj, datetime(2024, 1, 1, tzinfo=timezone.utc))
+
+
+# ------------------------------------------------------------------------- PodDisruptionBudget
+def test_a_pdb_starts_with_kubes_zero_status_and_generation_one(server):
+    pdb = create(server, "policy/v1", "PodDisruptionBudget", {"metadata": {"name": "p"}, "spec": {"minAvailable": 1, "selector": {"matchLabels": {"a": "b"}}}})
+    assert pdb["status"] == {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
+    assert pdb["metadata"]["generation"] == 1
+    pdb["spec"]["minAvailable"] = 2
+    assert update(server, "policy/v1", "PodDisruptionBudget", pdb)["metadata"]["generation"] == 2
+    assert cells(server, "policy/v1", "PodDisruptionBudget", pdb)[:4] == ["p", "2", "N/A", 0]
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"minAvailable": 1, "maxUnavailable": 1}, "spec: Invalid value: "),
+    ({"minAvailable": "101%"}, 'spec.minAvailable: Invalid value: "101%": must not be greater than 100%'),
+    ({"maxUnavailable": "ten"}, "spec.maxUnavailable: Invalid value: \"ten\": a valid percent string must be a numeric string followed by an ending '%'"),
+    ({"maxUnavailable": -1}, "spec.maxUnavailable: Invalid value: -1: must be greater than or equal to 0"),
+    ({"unhealthyPodEvictionPolicy": "Never"}, 'spec.unhealthyPodEvictionPolicy: Unsupported value: "Never": supported values: "AlwaysAllow", "IfHealthyBudget"'),
+    ({"selector": {"matchExpressions": [{"key": "a", "operator": "In"}]}}, "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+])  # fmt: skip
+def test_pdb_refusals(server, spec, message):
+    assert message in refused(lambda: create(server, "policy/v1", "PodDisruptionBudget", {"metadata": {"name": "p"}, "spec": spec}))
+
+
+# ------------------------------------------------------------------------------------ networking
+def test_the_default_ingress_class_fills_in_an_ingress_without_one(server, clock):
+    rule = {"http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "s", "port": {"number": 80}}}}]}}
+    assert "ingressClassName" not in create(server, "networking.k8s.io/v1", "Ingress", {"metadata": {"name": "a"}, "spec": {"rules": [rule]}})["spec"]
+    for name in ("old", "new"):
+        clock.advance(1)
+        create(server, "networking.k8s.io/v1", "IngressClass", {"metadata": {"name": name, "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}}, "spec": {"controller": "x.io/c"}})
+    ingress = create(server, "networking.k8s.io/v1", "Ingress", {"metadata": {"name": "b"}, "spec": {"rules": [rule]}})
+    assert ingress["spec"]["ingressClassName"] == "new" and ingress["status"] == {"loadBalancer": {}} and ingress["metadata"]["generation"] == 1
+    legacy = {"metadata": {"name": "c", "annotations": {"kubernetes.io/ingress.class": "nginx"}}, "spec": {"rules": [rule]}}
+    assert "ingressClassName" not in create(server, "networking.k8s.io/v1", "Ingress", legacy)["spec"]
+
+
+def test_ingress_cells_follow_kubes_printer(server):
+    rules = [{"host": h} for h in ("a", "b", "c", "d", "e")]
+    ingress = {"metadata": {"name": "i"}, "spec": {"rules": rules, "tls": [{}]},
+               "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.10"}, {"hostname": "lb.example.com"}]}}}  # fmt: skip
+    assert cells(server, "networking.k8s.io/v1", "Ingress", ingress)[:5] == ["i", "<none>", "a,b,c + 2 more...", "203.0.113.10,...", "80, 443"]
+
+
+@pytest.mark.parametrize(("backend", "message"), [
+    ({}, "backend: Invalid value: \"\": resource or service backend is required"),
+    ({"service": {"name": "s", "port": {"name": "http", "number": 80}}}, "cannot set both port name & port number"),
+    ({"service": {"name": "s", "port": {"number": 80}}, "resource": {"kind": "K", "name": "n"}}, "cannot set both resource and service backends"),
+    ({"service": {"name": "s", "port": {"number": 70000}}}, "backend.service.port.number: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+])  # fmt: skip
+def test_ingress_backend_refusals(server, backend, message):
+    body = {"metadata": {"name": "i"}, "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Exact", "backend": backend}]}}]}}
+    assert message in refused(lambda: create(server, "networking.k8s.io/v1", "Ingress", body))
+
+
+def test_ingress_class_scope_default_and_refusals(server):
+    made = create(server, "networking.k8s.io/v1", "IngressClass", {"metadata": {"name": "a"}, "spec": {"controller": "x.io/c", "parameters": {"kind": "K", "name": "n"}}})
+    assert made["spec"]["parameters"]["scope"] == "Cluster" and made["metadata"]["generation"] == 1
+    namespaced = {"metadata": {"name": "b"}, "spec": {"controller": "x.io/c", "parameters": {"kind": "K", "name": "n", "scope": "Namespace"}}}
+    assert "spec.parameters.namespace: Required value: `parameters.scope` is set to 'Namespace'" in refused(lambda: create(server, "networking.k8s.io/v1", "IngressClass", namespaced))
+    assert "spec.controller: Required value" in refused(lambda: create(server, "networking.k8s.io/v1", "IngressClass", {"metadata": {"name": "c"}, "spec": {}}))
+    made["spec"]["controller"] = "y.io/d"
+    assert 'spec.controller: Invalid value: "y.io/d": field is immutable' in refused(lambda: update(server, "networking.k8s.io/v1", "IngressClass", made))
+
+
+def test_network_policy_defaults(server):
+    only_ingress = create(server, "networking.k8s.io/v1", "NetworkPolicy", {"metadata": {"name": "a"}, "spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 80}]}]}})
+    assert only_ingress["spec"]["policyTypes"] == ["Ingress"] and only_ingress["spec"]["ingress"][0]["ports"][0]["protocol"] == "TCP"
+    both = create(server, "networking.k8s.io/v1", "NetworkPolicy", {"metadata": {"name": "b"}, "spec": {"podSelector": {}, "egress": [{}]}})
+    assert both["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    chosen = create(server, "networking.k8s.io/v1", "NetworkPolicy", {"metadata": {"name": "c"}, "spec": {"podSelector": {}, "policyTypes": ["Egress"]}})
+    assert chosen["spec"]["policyTypes"] == ["Egress"]
+    bad = {"metadata": {"name": "d"}, "spec": {"podSelector": {}, "policyTypes": ["Sideways"], "egress": [{"ports": [{"endPort": 90}]}]}}
+    message = refused(lambda: create(server, "networking.k8s.io/v1", "NetworkPolicy", bad))
+    assert 'spec.policyTypes[0]: Unsupported value: "Sideways": supported values: "Egress", "Ingress"' in message
+    assert "spec.egress[0].ports[0].port: Required value: When endPort is specified, port must be specified" in message
+
+
+# --------------------------------------------------------------------------------- StorageClass
+def test_storage_class_defaults_and_what_may_not_change(server):
+    sc = create(server, "storage.k8s.io/v1", "StorageClass", {"metadata": {"name": "s", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}, "provisioner": "p"})
+    assert (sc["reclaimPolicy"], sc["volumeBindingMode"]) == ("Delete", "Immediate") and "generation" not in sc["metadata"]
+    assert cells(server, "storage.k8s.io/v1", "StorageClass", sc)[:5] == ["s (default)", "p", "Delete", "Immediate", False]
+    changed = {**sc, "provisioner": "q", "parameters": {"a": "b"}, "volumeBindingMode": "WaitForFirstConsumer"}
+    message = refused(lambda: update(server, "storage.k8s.io/v1", "StorageClass", changed))
+    assert "provisioner: Forbidden: updates to provisioner are forbidden." in message and "parameters: Forbidden: updates to parameters are forbidden." in message
+    assert 'volumeBindingMode: Invalid value: "WaitForFirstConsumer": field is immutable' in message
+    assert 'reclaimPolicy: Unsupported value: "Recycle"' in refused(lambda: create(server, "storage.k8s.io/v1", "StorageClass", {"metadata": {"name": "r"}, "provisioner": "p", "reclaimPolicy": "Recycle"}))
+
+
+# -------------------------------------------------------------------------------- EndpointSlice
+def test_endpoint_slice_defaults_cells_and_refusals(server):
+    body = {"metadata": {"name": "e"}, "addressType": "IPv4", "endpoints": [{"addresses": [f"10.0.0.{i}"]} for i in range(5)], "ports": [{"port": 80}, {"name": "x"}]}
+    slice_ = create(server, "discovery.k8s.io/v1", "EndpointSlice", body)
+    assert slice_["ports"] == [{"port": 80, "name": "", "protocol": "TCP"}, {"name": "x", "protocol": "TCP"}] and slice_["metadata"]["generation"] == 1
+    assert cells(server, "discovery.k8s.io/v1", "EndpointSlice", slice_)[:4] == ["e", "IPv4", "80,x", "10.0.0.0,10.0.0.1,10.0.0.2 + 2 more..."]
+    bad = {"metadata": {"name": "f"}, "addressType": "IP", "endpoints": [{"addresses": []}]}
+    message = refused(lambda: create(server, "discovery.k8s.io/v1", "EndpointSlice", bad))
+    assert 'addressType: Unsupported value: "IP": supported values: "FQDN", "IPv4", "IPv6"' in message
+    assert "endpoints[0].addresses: Required value: must contain at least 1 address" in message
