@@ -217,6 +217,10 @@ _MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "TypedLocalObjectReference": {1: ("apiGroup", "str"), 2: ("kind", "str"), 3: ("name", "str")},
     "IngressServiceBackend": {1: ("name", "str"), 2: ("port", "msg:ServiceBackendPort")},
     "ServiceBackendPort": {1: ("name", "str"), 2: ("number", "int")},
+    # autoscaling/v1 as `kubectl autoscale` sends it
+    "HorizontalPodAutoscaler": {1: ("metadata", "meta"), 2: ("spec", "msg:HorizontalPodAutoscalerSpec")},
+    "HorizontalPodAutoscalerSpec": {1: ("scaleTargetRef", "msg:CrossVersionObjectReference"), 2: ("minReplicas", "int"), 3: ("maxReplicas", "int!"), 4: ("targetCPUUtilizationPercentage", "int")},
+    "CrossVersionObjectReference": {1: ("kind", "str"), 2: ("name", "str"), 3: ("apiVersion", "str")},
 }
 
 
@@ -284,6 +288,7 @@ DECODERS: dict[tuple[str, str], Callable[[bytes], dict]] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _message("RoleBinding"),
     ("policy/v1", "PodDisruptionBudget"): _message("PodDisruptionBudget"),
     ("networking.k8s.io/v1", "Ingress"): _message("Ingress"),
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): _message("HorizontalPodAutoscaler"),
 }
 
 

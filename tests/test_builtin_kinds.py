@@ -58,7 +58,10 @@ EXPECTED = {
     "NetworkPolicy": ("networking.k8s.io", "networkpolicies", True, ("netpol",), (), set()),
     "StorageClass": ("storage.k8s.io", "storageclasses", False, ("sc",), (), set()),
     "EndpointSlice": ("discovery.k8s.io", "endpointslices", True, (), (), set()),
+    "HorizontalPodAutoscaler": ("autoscaling", "horizontalpodautoscalers", True, ("hpa",), ("all",), {"status"}),
 }
+# Kinds served in more than one version: the stored one first.
+VERSIONS = {"HorizontalPodAutoscaler": ("v2", "v1")}
 
 SELECTABLE = {
     "Namespace": ("status.phase",),
@@ -87,7 +90,7 @@ SELECTABLE = {
     "CronJob": (),
     **{kind: () for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
     **{kind: () for kind in ("SubjectAccessReview", "SelfSubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview")},
-    **{kind: () for kind in ("PodDisruptionBudget", "Ingress", "IngressClass", "NetworkPolicy", "StorageClass", "EndpointSlice")},
+    **{kind: () for kind in ("PodDisruptionBudget", "Ingress", "IngressClass", "NetworkPolicy", "StorageClass", "EndpointSlice", "HorizontalPodAutoscaler")},
 }
 # Field selectors kube-apiserver computes rather than reads from one scalar field.
 COMPUTED_SELECTABLE = {("Event", "source")}
@@ -104,8 +107,8 @@ def schema_of(kind: str) -> dict:
 
 
 def resource_type(kind: str) -> gvk.ResourceType:
-    (rt,) = gvk.from_crd(by_kind()[kind], builtin=True)
-    return rt
+    """The kind in its stored (first) version."""
+    return gvk.from_crd(by_kind()[kind], builtin=True)[0]
 
 
 def structural_nodes(node: dict, path: str = "") -> Iterator[tuple[str, dict]]:
@@ -172,9 +175,9 @@ def test_every_builtin_kind_has_exactly_one_manifest():
 def test_each_manifest_becomes_exactly_one_builtin_resource_type(kind):
     group, plural, namespaced, short_names, categories, subresources = EXPECTED[kind]
     rts = gvk.from_crd(by_kind()[kind], builtin=True)
-    assert len(rts) == 1
+    assert [rt.version for rt in rts] == list(VERSIONS.get(kind, ("v1",)))
     rt = rts[0]
-    assert (rt.group, rt.version, rt.kind, rt.plural) == (group, "v1", kind, plural)
+    assert (rt.group, rt.kind, rt.plural) == (group, kind, plural)
     assert rt.namespaced is namespaced
     assert rt.short_names == short_names
     assert rt.categories == categories

@@ -148,3 +148,58 @@ def test_endpoint_slice_defaults_cells_and_refusals(server):
     message = refused(lambda: create(server, "discovery.k8s.io/v1", "EndpointSlice", bad))
     assert 'addressType: Unsupported value: "IP": supported values: "FQDN", "IPv4", "IPv6"' in message
     assert "endpoints[0].addresses: Required value: must contain at least 1 address" in message
+
+
+# ------------------------------------------------------------------------ HorizontalPodAutoscaler
+TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+
+
+def test_hpa_defaults(server):
+    hpa = create(server, "autoscaling/v2", "HorizontalPodAutoscaler", {"metadata": {"name": "h"}, "spec": {"scaleTargetRef": TARGET, "maxReplicas": 3, "behavior": {"scaleUp": {"selectPolicy": "Min"}}}})
+    spec = hpa["spec"]
+    assert spec["minReplicas"] == 1 and hpa["status"] == {"desiredReplicas": 0} and "generation" not in hpa["metadata"]
+    assert spec["metrics"] == [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+    assert spec["behavior"]["scaleUp"] == {"selectPolicy": "Min", "stabilizationWindowSeconds": 0,
+                                          "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]}  # fmt: skip
+    assert spec["behavior"]["scaleDown"] == {"stabilizationWindowSeconds": 300, "selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+    assert cells(server, "autoscaling/v2", "HorizontalPodAutoscaler", hpa)[:6] == ["h", "Deployment/web", "cpu: <unknown>/80%", 1, 3, 0]
+
+
+def test_an_hpa_written_as_v1_is_stored_as_v2_and_read_back_as_v1(server):
+    made = create(server, "autoscaling/v1", "HorizontalPodAutoscaler", {"metadata": {"name": "h"}, "spec": {"scaleTargetRef": TARGET, "maxReplicas": 3, "targetCPUUtilizationPercentage": 50}})
+    assert made["apiVersion"] == "autoscaling/v1" and made["spec"]["minReplicas"] == 1 and made["status"] == {"currentReplicas": 0, "desiredReplicas": 0}
+    stored = orjson.loads(server.registry.get(server.types.by_kind("autoscaling", "v2", "HorizontalPodAutoscaler"), "default", "h").raw)
+    assert stored["apiVersion"] == "autoscaling/v2" and stored["spec"]["metrics"][0]["resource"]["target"] == {"type": "Utilization", "averageUtilization": 50}
+    assert cells(server, "autoscaling/v1", "HorizontalPodAutoscaler", made)[2] == "cpu: <unknown>/50%"
+
+
+def test_hpa_conversion_keeps_what_v1_cannot_say_in_kubes_annotations():
+    from mockapi.registry import autoscaling
+
+    v2 = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+          "spec": {"scaleTargetRef": TARGET, "minReplicas": 1, "maxReplicas": 3, "behavior": {"scaleDown": {"stabilizationWindowSeconds": 10}},
+                   "metrics": [{"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "10"}}},
+                               {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]},
+          "status": {"desiredReplicas": 2, "currentReplicas": 1, "currentMetrics": [{"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 40}}}],
+                     "conditions": [{"type": "AbleToScale", "status": "True"}]}}  # fmt: skip
+    v1 = autoscaling.convert(v2, "autoscaling/v1")
+    assert v1["spec"] == {"scaleTargetRef": TARGET, "minReplicas": 1, "maxReplicas": 3, "targetCPUUtilizationPercentage": 50}
+    assert v1["status"] == {"currentReplicas": 1, "desiredReplicas": 2, "currentCPUUtilizationPercentage": 40}
+    assert set(v1["metadata"]["annotations"]) == {"autoscaling.alpha.kubernetes.io/metrics", "autoscaling.alpha.kubernetes.io/behavior", "autoscaling.alpha.kubernetes.io/conditions"}
+    back = autoscaling.convert(v1, "autoscaling/v2")
+    assert back["spec"]["metrics"] == v2["spec"]["metrics"] and back["status"]["conditions"] == v2["status"]["conditions"]
+    assert back["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 10 and "annotations" not in back["metadata"]
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"minReplicas": 0, "maxReplicas": 1}, "spec.minReplicas: Invalid value: 0: must be greater than or equal to 1"),
+    ({"maxReplicas": 0}, "spec.maxReplicas: Invalid value: 0: must be greater than 0"),
+    ({"maxReplicas": 2, "metrics": [{"type": "Pods"}]}, "spec.metrics[0].pods: Required value: must populate information for the given metric source"),
+    ({"maxReplicas": 2, "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50, "averageValue": "1"}}}]},
+     "spec.metrics[0].resource.target.averageValue: Forbidden: may not set both a target raw value and a target utilization"),
+    ({"maxReplicas": 2, "behavior": {"scaleUp": {"policies": [{"type": "Pods", "value": 0, "periodSeconds": 1801}]}}},
+     "spec.behavior.scaleUp.policies[0].periodSeconds: Invalid value: 1801: must be less than or equal to 1800"),
+])  # fmt: skip
+def test_hpa_refusals(server, spec, message):
+    body = {"metadata": {"name": "h"}, "spec": {"scaleTargetRef": TARGET, **spec}}
+    assert message in refused(lambda: create(server, "autoscaling/v2", "HorizontalPodAutoscaler", body))

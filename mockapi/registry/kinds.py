@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mockapi.gvk import ResourceType
 from mockapi.registry import batch, crds, devices, namespaces, pods, rbac, reviews, scheduling, serviceaccounts, services, workloads
-from mockapi.registry import discovery, networking, policy, storage
+from mockapi.registry import autoscaling, discovery, networking, policy, storage
 from mockapi.registry.strategy import (
     ConfigMapStrategy, CustomResourceStrategy, EventStrategy, LeaseStrategy, NodeStrategy, SecretStrategy, Strategy,
 )
@@ -42,6 +42,7 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     (networking.GROUP, "NetworkPolicy"): networking.NetworkPolicyStrategy,
     (storage.GROUP, "StorageClass"): storage.StorageClassStrategy,
     (discovery.GROUP, "EndpointSlice"): discovery.EndpointSliceStrategy,
+    (autoscaling.GROUP, "HorizontalPodAutoscaler"): autoscaling.HorizontalPodAutoscalerStrategy,
 }
 
 _CUSTOM: dict[tuple[str, str], type[Strategy]] = {

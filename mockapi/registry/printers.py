@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from mockapi import jsonpath
 from mockapi.gvk import PrinterColumn, ResourceType
+from mockapi.registry import autoscaling
 
 NAME_DESCRIPTION = (
     "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a "
@@ -417,7 +418,51 @@ def _endpoint_slice_cells(obj: dict, now: datetime) -> list:
     return [_name(obj), obj.get("addressType", ""), _more(shown, len(shown)) or "<unset>", _more(addresses, len(addresses)) or "<unset>", _created(obj, now)]
 
 
+_METRIC_SOURCE = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods", "Object": "object", "External": "external"}
+
+
+def _hpa_target(spec: dict, status: Any) -> str:
+    """One metric of kube's formatHPAMetrics: current/target, '<unknown>' until a controller reports."""
+    kind = spec.get("type")
+    field = _METRIC_SOURCE.get(kind, "")
+    source, current = _get(spec, field, default={}), _get(status, field, "current", default={})
+    target = _get(source, "target", default={})
+    if kind in ("Resource", "ContainerResource"):
+        if target.get("averageValue") is not None:
+            return f"{source.get('name', '')}: {current.get('averageValue', '<unknown>')}/{target['averageValue']}"
+        now = f"{current['averageUtilization']}%" if current.get("averageUtilization") is not None else "<unknown>"
+        goal = f"{target['averageUtilization']}%" if target.get("averageUtilization") is not None else "<auto>"
+        return f"{source.get('name', '')}: {now}/{goal}"
+    if kind == "Pods":
+        return f"{current.get('averageValue', '<unknown>')}/{target.get('averageValue', '')}"
+    if kind in ("Object", "External"):
+        if target.get("averageValue") is not None:
+            return f"{current.get('averageValue', '<unknown>')}/{target['averageValue']} (avg)"
+        return f"{current.get('value', '<unknown>')}/{target.get('value', '')}"
+    return "<unknown type>"
+
+
+def _hpa_cells(obj: dict, now: datetime) -> list:
+    """kube's printHorizontalPodAutoscaler: REFERENCE kind/name, the first two TARGETS, MINPODS <unset> when unset
+    (kube prints the internal object: an autoscaling/v1 one is read as the v2 it converts to)."""
+    if obj.get("apiVersion") == "autoscaling/v1":
+        obj = autoscaling.convert(obj, "autoscaling/v2")
+    spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+    ref = _get(spec, "scaleTargetRef", default={})
+    metrics = [m for m in spec.get("metrics") or [] if isinstance(m, dict)]
+    statuses = [s for s in status.get("currentMetrics") or []]
+    targets = [_hpa_target(m, statuses[i] if i < len(statuses) else {}) for i, m in enumerate(metrics)]
+    shown = ", ".join(targets[:2]) + (f" + {len(targets) - 2} more..." if len(targets) > 2 else "") if targets else "<none>"
+    low = spec.get("minReplicas")
+    return [_name(obj), f"{ref.get('kind', '')}/{ref.get('name', '')}", shown, "<unset>" if low is None else low, spec.get("maxReplicas", 0),
+            status.get("currentReplicas", 0), _created(obj, now)]  # fmt: skip
+
+
 _CORE.update({
+    ("autoscaling", "HorizontalPodAutoscaler"): (
+        [_NAME, _column("Reference"), _column("Targets"), _column("MinPods", kind="string"), _column("MaxPods", kind="integer"), _column("Replicas", kind="integer"), _AGE],
+        _hpa_cells,
+    ),
     ("policy", "PodDisruptionBudget"): (
         [_NAME, _column("Min Available"), _column("Max Unavailable"), _column("Allowed Disruptions", kind="integer"), _AGE], _pdb_cells,
     ),

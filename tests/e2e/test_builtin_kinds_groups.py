@@ -122,3 +122,47 @@ def test_endpoint_slices(kubectl, api):
     assert "AddressType:  IPv4" in kubectl("describe", "endpointslice", "web-abc").stdout
     body = invalid(lambda: discovery.patch_namespaced_endpoint_slice("web-abc", "default", {"addressType": "IPv6"}))
     assert "addressType: Invalid value: \\\"IPv6\\\": field is immutable" in body and "must be a valid IPv6 address" in body
+
+
+HPA = """apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: api}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
+  maxReplicas: 7
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}
+  - type: Resource
+    resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi}}
+"""
+
+
+def test_horizontal_pod_autoscalers_in_v2_and_v1(kubectl, api):
+    v2, v1 = client.AutoscalingV2Api(api), client.AutoscalingV1Api(api)
+    kubectl("create", "deployment", "web", "--image=nginx")
+    assert "autoscaled" in kubectl("autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=70").stdout  # autoscaling/v1, protobuf
+    web = v2.read_namespaced_horizontal_pod_autoscaler("web", "default")
+    assert (web.spec.min_replicas, web.spec.max_replicas, web.spec.metrics[0].resource.target.average_utilization, web.status.desired_replicas) == (2, 5, 70, 0)
+    as_v1 = v1.read_namespaced_horizontal_pod_autoscaler("web", "default")
+    assert (as_v1.spec.target_cpu_utilization_percentage, as_v1.status.current_replicas) == (70, 0)
+    kubectl("apply", "-f", "-", stdin=HPA)
+    api_hpa = v2.read_namespaced_horizontal_pod_autoscaler("api", "default")
+    assert api_hpa.spec.min_replicas == 1 and api_hpa.spec.behavior is None
+    old = v1.read_namespaced_horizontal_pod_autoscaler("api", "default")
+    assert old.spec.target_cpu_utilization_percentage == 60 and "memory" in old.metadata.annotations["autoscaling.alpha.kubernetes.io/metrics"]
+    old.spec.max_replicas = 9
+    v1.replace_namespaced_horizontal_pod_autoscaler("api", "default", old)  # the memory metric comes back from the annotation
+    api_hpa = v2.read_namespaced_horizontal_pod_autoscaler("api", "default")
+    assert (api_hpa.spec.max_replicas, [m.resource.name for m in api_hpa.spec.metrics]) == (9, ["memory", "cpu"])
+    assert not any(key.startswith("autoscaling.alpha") for key in api_hpa.metadata.annotations)
+    behavior = HPA.replace("  maxReplicas: 7\n", "  maxReplicas: 7\n  behavior:\n    scaleDown: {stabilizationWindowSeconds: 60}\n")
+    assert "serverside-applied" in kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=behavior).stdout
+    rules = v2.read_namespaced_horizontal_pod_autoscaler("api", "default").spec.behavior
+    assert (rules.scale_down.stabilization_window_seconds, rules.scale_down.select_policy, rules.scale_up.policies[0].value) == (60, "Max", 4)
+    table = rows(kubectl, "hpa")
+    assert table[0] == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"]
+    assert {row[0]: row[1:] for row in table[1:]}["web"][:6] == ["Deployment/web", "cpu:", "<unknown>/70%", "2", "5", "0"]
+    assert "resource cpu on pods  (as a percentage of request):  <unknown> / 70%" in kubectl("describe", "hpa", "web").stdout
+    bad = {"metadata": {"name": "bad"}, "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "x"}, "minReplicas": 4, "maxReplicas": 2}}
+    assert "spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`" in invalid(lambda: v2.create_namespaced_horizontal_pod_autoscaler("default", bad))

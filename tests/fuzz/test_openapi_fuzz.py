@@ -29,6 +29,8 @@ GROUP_VERSIONS = [
     "apis/apiextensions.k8s.io/v1",
     "apis/apps/v1",
     "apis/authorization.k8s.io/v1",
+    "apis/autoscaling/v1",
+    "apis/autoscaling/v2",
     "apis/batch/v1",
     "apis/coordination.k8s.io/v1",
     "apis/devmgmtproto.k8s.io/v1alpha1",
