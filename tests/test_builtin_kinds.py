@@ -59,6 +59,7 @@ EXPECTED = {
     "StorageClass": ("storage.k8s.io", "storageclasses", False, ("sc",), (), set()),
     "EndpointSlice": ("discovery.k8s.io", "endpointslices", True, (), (), set()),
     "HorizontalPodAutoscaler": ("autoscaling", "horizontalpodautoscalers", True, ("hpa",), ("all",), {"status"}),
+    "APIService": ("apiregistration.k8s.io", "apiservices", False, (), ("api-extensions",), {"status"}),
 }
 # Kinds served in more than one version: the stored one first.
 VERSIONS = {"HorizontalPodAutoscaler": ("v2", "v1")}
@@ -90,7 +91,7 @@ SELECTABLE = {
     "CronJob": (),
     **{kind: () for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
     **{kind: () for kind in ("SubjectAccessReview", "SelfSubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview")},
-    **{kind: () for kind in ("PodDisruptionBudget", "Ingress", "IngressClass", "NetworkPolicy", "StorageClass", "EndpointSlice", "HorizontalPodAutoscaler")},
+    **{kind: () for kind in ("PodDisruptionBudget", "Ingress", "IngressClass", "NetworkPolicy", "StorageClass", "EndpointSlice", "HorizontalPodAutoscaler", "APIService")},
 }
 # Field selectors kube-apiserver computes rather than reads from one scalar field.
 COMPUTED_SELECTABLE = {("Event", "source")}

@@ -203,3 +203,37 @@ def test_hpa_conversion_keeps_what_v1_cannot_say_in_kubes_annotations():
 def test_hpa_refusals(server, spec, message):
     body = {"metadata": {"name": "h"}, "spec": {"scaleTargetRef": TARGET, **spec}}
     assert message in refused(lambda: create(server, "autoscaling/v2", "HorizontalPodAutoscaler", body))
+
+
+# ----------------------------------------------------------------------------------- APIService
+def test_every_served_group_version_has_a_local_api_service_and_a_reset_keeps_them(server):
+    from mockapi.registry import reset
+    from mockapi.registry.options import ListOptions
+
+    rt = server.types.by_kind("apiregistration.k8s.io", "v1", "APIService")
+    names = {s.name for s in server.registry.list(rt, "", ListOptions()).items}
+    served = {f"{t.version}.{t.group}" for t in server.types.all()}
+    assert names == served and "v1." in names and "v1.autoscaling" in names
+    create(server, "apiregistration.k8s.io/v1", "APIService", {"metadata": {"name": "v1.x.io"}, "spec": {"group": "x.io", "version": "v1", "groupPriorityMinimum": 10, "versionPriority": 10}})
+    reset.reset(server.registry)
+    assert {s.name for s in server.registry.list(rt, "", ListOptions()).items} == served
+
+
+def test_an_api_service_gets_the_availability_controllers_verdict(server):
+    local = create(server, "apiregistration.k8s.io/v1", "APIService", {"metadata": {"name": "v1.x.io"}, "spec": {"group": "x.io", "version": "v1", "groupPriorityMinimum": 10, "versionPriority": 10},
+                                                                        "status": {"conditions": [{"type": "Available", "status": "False"}]}})  # fmt: skip
+    assert local["status"]["conditions"] == [{"type": "Available", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z", "reason": "Local", "message": "Local APIServices are always available"}]
+    remote = create(server, "apiregistration.k8s.io/v1", "APIService", {"metadata": {"name": "v1.y.io"}, "spec": {"group": "y.io", "version": "v1", "groupPriorityMinimum": 10, "versionPriority": 10,
+                                                                         "service": {"namespace": "ns", "name": "svc"}}})  # fmt: skip
+    assert cells(server, "apiregistration.k8s.io/v1", "APIService", remote)[:3] == ["v1.y.io", "ns/svc", "False (ServiceNotFound)"]
+
+
+@pytest.mark.parametrize(("name", "spec", "message"), [
+    ("v1.x.io", {"group": "x.io", "version": "v1", "groupPriorityMinimum": 0, "versionPriority": 10}, "spec.groupPriorityMinimum: Invalid value: 0: must be positive and less than 20000"),
+    ("v1.x.io", {"group": "x.io", "version": "v1", "groupPriorityMinimum": 10, "versionPriority": 1001}, "spec.versionPriority: Invalid value: 1001: must be positive and less than 1000"),
+    ("v1.x.io", {"group": "x.io", "version": "v1", "groupPriorityMinimum": 10, "versionPriority": 10, "caBundle": "QUJD"}, "spec.caBundle: Invalid value: \"QUJD\": local APIServices may not have a caBundle"),
+    ("v1.x.io", {"group": "x.io", "version": "v1", "groupPriorityMinimum": 10, "versionPriority": 10, "service": {"name": "s"}}, "spec.service.namespace: Required value"),
+    (".x.io", {"group": "x.io", "groupPriorityMinimum": 10, "versionPriority": 10}, "spec.version: Required value"),
+])  # fmt: skip
+def test_api_service_refusals(server, name, spec, message):
+    assert message in refused(lambda: create(server, "apiregistration.k8s.io/v1", "APIService", {"metadata": {"name": name}, "spec": spec}))

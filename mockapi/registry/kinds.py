@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mockapi.gvk import ResourceType
 from mockapi.registry import batch, crds, devices, namespaces, pods, rbac, reviews, scheduling, serviceaccounts, services, workloads
-from mockapi.registry import autoscaling, discovery, networking, policy, storage
+from mockapi.registry import apiservices, autoscaling, discovery, networking, policy, storage
 from mockapi.registry.strategy import (
     ConfigMapStrategy, CustomResourceStrategy, EventStrategy, LeaseStrategy, NodeStrategy, SecretStrategy, Strategy,
 )
@@ -43,6 +43,7 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     (storage.GROUP, "StorageClass"): storage.StorageClassStrategy,
     (discovery.GROUP, "EndpointSlice"): discovery.EndpointSliceStrategy,
     (autoscaling.GROUP, "HorizontalPodAutoscaler"): autoscaling.HorizontalPodAutoscalerStrategy,
+    (apiservices.GROUP, "APIService"): apiservices.APIServiceStrategy,
 }
 
 _CUSTOM: dict[tuple[str, str], type[Strategy]] = {

@@ -458,7 +458,21 @@ def _hpa_cells(obj: dict, now: datetime) -> list:
             status.get("currentReplicas", 0), _created(obj, now)]  # fmt: skip
 
 
+def _apiservice_cells(obj: dict, now: datetime) -> list:
+    """kube's printAPIService: SERVICE is Local or namespace/name; AVAILABLE the condition, with its reason unless True."""
+    service = _get(obj, "spec", "service")
+    shown = f"{service.get('namespace', '')}/{service.get('name', '')}" if isinstance(service, dict) else "Local"
+    available = "Unknown"
+    for condition in _get(obj, "status", "conditions", default=[]):
+        if isinstance(condition, dict) and condition.get("type") == "Available":
+            available = condition.get("status", "")
+            if available != "True":
+                available += f" ({condition.get('reason', '')})"
+    return [_name(obj), shown, available, _created(obj, now)]
+
+
 _CORE.update({
+    ("apiregistration.k8s.io", "APIService"): ([_NAME, _column("Service"), _column("Available"), _AGE], _apiservice_cells),
     ("autoscaling", "HorizontalPodAutoscaler"): (
         [_NAME, _column("Reference"), _column("Targets"), _column("MinPods", kind="string"), _column("MaxPods", kind="integer"), _column("Replicas", kind="integer"), _AGE],
         _hpa_cells,

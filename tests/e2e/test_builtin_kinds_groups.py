@@ -166,3 +166,48 @@ def test_horizontal_pod_autoscalers_in_v2_and_v1(kubectl, api):
     assert "resource cpu on pods  (as a percentage of request):  <unknown> / 70%" in kubectl("describe", "hpa", "web").stdout
     bad = {"metadata": {"name": "bad"}, "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "x"}, "minReplicas": 4, "maxReplicas": 2}}
     assert "spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`" in invalid(lambda: v2.create_namespaced_horizontal_pod_autoscaler("default", bad))
+
+
+METRICS = """apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.metrics.k8s.io}
+spec:
+  group: metrics.k8s.io
+  version: v1beta1
+  service: {name: metrics-server, namespace: kube-system}
+  insecureSkipTLSVerify: true
+  groupPriorityMinimum: 100
+  versionPriority: 100
+"""
+CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+"""
+
+
+def test_api_services_list_the_served_group_versions_as_local(kubectl, api):
+    registration = client.ApiregistrationV1Api(api)
+    table = {row[0]: row[1:] for row in rows(kubectl, "apiservices")[1:]}
+    for name in ("v1.", "v1.apps", "v2.autoscaling", "v1.policy", "v1.networking.k8s.io", "v1.apiregistration.k8s.io", "v1alpha1.devmgmtproto.k8s.io"):
+        assert table[name][:2] == ["Local", "True"], name
+    apps = registration.read_api_service("v1.apps")
+    assert (apps.spec.group_priority_minimum, apps.spec.version_priority, apps.spec.service) == (17800, 15, None)
+    assert apps.status.conditions[0].reason == "Local" and apps.metadata.labels == {"kube-aggregator.kubernetes.io/automanaged": "onstart"}
+    kubectl("apply", "-f", "-", stdin=CRD)
+    assert registration.read_api_service("v1.example.com").metadata.labels == {"kube-aggregator.kubernetes.io/automanaged": "true"}
+    kubectl("delete", "crd", "widgets.example.com")
+    assert "v1.example.com" not in {row[0] for row in rows(kubectl, "apiservices")}
+    assert "serverside-applied" in kubectl("apply", "--server-side", "-f", "-", stdin=METRICS).stdout
+    assert {row[0]: row[1:] for row in rows(kubectl, "apiservices")[1:]}["v1beta1.metrics.k8s.io"][:3] == ["kube-system/metrics-server", "False", "(ServiceNotFound)"]
+    assert 'service/metrics-server in "kube-system" is not present' in kubectl("describe", "apiservice", "v1beta1.metrics.k8s.io").stdout
+    wrong = {"metadata": {"name": "v1.wrong"}, "spec": {"group": "example.com", "version": "v1", "groupPriorityMinimum": 1000, "versionPriority": 15}}
+    assert 'metadata.name: Invalid value: \\"v1.wrong\\": must be `spec.version+\\".\\"+spec.group`' in invalid(lambda: registration.create_api_service(wrong))

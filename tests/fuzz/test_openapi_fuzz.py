@@ -27,6 +27,7 @@ pytestmark = pytest.mark.fuzz
 GROUP_VERSIONS = [
     "api/v1",
     "apis/apiextensions.k8s.io/v1",
+    "apis/apiregistration.k8s.io/v1",
     "apis/apps/v1",
     "apis/authorization.k8s.io/v1",
     "apis/autoscaling/v1",
