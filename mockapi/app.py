@@ -26,7 +26,7 @@ from mockapi.controllers.gate import AllocationGate
 from mockapi.http import cold, control, openapi, overload, responses
 from mockapi.http import discovery as discovery_
 from mockapi.http.kube import KubeAPI
-from mockapi.registry import builtin, scheduling
+from mockapi.registry import apiservices, builtin, scheduling
 from mockapi.registry.cluster import parse_service_ranges
 from mockapi.registry.namespaces import PROTECTED_NAMESPACES
 from mockapi.registry.options import WriteOptions
@@ -428,6 +428,7 @@ def seed(registry: Registry) -> None:
     crds = registry.types.by_kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
     for crd in our_crds():
         _create_missing(registry, crds, crd, WriteOptions(field_validation="Strict"))
+    apiservices.sync(registry.cluster)  # the local APIServices of the built-in group-versions
 
 
 def _create_missing(registry: Registry, rt, obj: dict, opts: WriteOptions) -> None:

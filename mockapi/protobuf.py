@@ -131,7 +131,8 @@ def _secret(data: bytes) -> dict:
 
 # Messages as tables, field number → (JSON name, how to read it), after k8s.io/api's generated.proto
 # (core/v1, scheduling/v1): "str", "int", "bool", "strs" (repeated string), "map" (map<string, string>),
-# "intstr", "meta" (ObjectMeta), "msg:<Name>" and "msgs:<Name>" (one or repeated message). A zero
+# "intstr", "meta" (ObjectMeta), "msg:<Name>" and "msgs:<Name>" (one or repeated message), "inline:<Name>"
+# (a message whose fields JSON puts in the parent's: `json:",inline"`). A zero
 # value is dropped (Go's omitempty), but for "int!", a required number kept even when 0.
 _MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "Service": {1: ("metadata", "meta"), 2: ("spec", "msg:ServiceSpec")},
@@ -202,6 +203,24 @@ _MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "RoleBinding": {1: ("metadata", "meta"), 2: ("subjects", "msgs:Subject"), 3: ("roleRef", "msg:RoleRef")},
     "Subject": {1: ("kind", "str"), 2: ("apiGroup", "str"), 3: ("name", "str"), 4: ("namespace", "str")},
     "RoleRef": {1: ("apiGroup", "str"), 2: ("kind", "str"), 3: ("name", "str")},
+    # policy/v1 and networking.k8s.io/v1 as `kubectl create poddisruptionbudget|ingress` send them
+    "PodDisruptionBudget": {1: ("metadata", "meta"), 2: ("spec", "msg:PodDisruptionBudgetSpec")},
+    "PodDisruptionBudgetSpec": {1: ("minAvailable", "intstr"), 2: ("selector", "msg:LabelSelector"), 3: ("maxUnavailable", "intstr"), 4: ("unhealthyPodEvictionPolicy", "str")},
+    "Ingress": {1: ("metadata", "meta"), 2: ("spec", "msg:IngressSpec")},
+    "IngressSpec": {1: ("defaultBackend", "msg:IngressBackend"), 2: ("tls", "msgs:IngressTLS"), 3: ("rules", "msgs:IngressRule"), 4: ("ingressClassName", "str")},
+    "IngressTLS": {1: ("hosts", "strs"), 2: ("secretName", "str")},
+    "IngressRule": {1: ("host", "str"), 2: ("", "inline:IngressRuleValue")},  # IngressRuleValue is inline in JSON
+    "IngressRuleValue": {1: ("http", "msg:HTTPIngressRuleValue")},
+    "HTTPIngressRuleValue": {1: ("paths", "msgs:HTTPIngressPath")},
+    "HTTPIngressPath": {1: ("path", "str"), 2: ("backend", "msg:IngressBackend"), 3: ("pathType", "str")},
+    "IngressBackend": {3: ("resource", "msg:TypedLocalObjectReference"), 4: ("service", "msg:IngressServiceBackend")},
+    "TypedLocalObjectReference": {1: ("apiGroup", "str"), 2: ("kind", "str"), 3: ("name", "str")},
+    "IngressServiceBackend": {1: ("name", "str"), 2: ("port", "msg:ServiceBackendPort")},
+    "ServiceBackendPort": {1: ("name", "str"), 2: ("number", "int")},
+    # autoscaling/v1 as `kubectl autoscale` sends it
+    "HorizontalPodAutoscaler": {1: ("metadata", "meta"), 2: ("spec", "msg:HorizontalPodAutoscalerSpec")},
+    "HorizontalPodAutoscalerSpec": {1: ("scaleTargetRef", "msg:CrossVersionObjectReference"), 2: ("minReplicas", "int"), 3: ("maxReplicas", "int!"), 4: ("targetCPUUtilizationPercentage", "int")},
+    "CrossVersionObjectReference": {1: ("kind", "str"), 2: ("name", "str"), 3: ("apiVersion", "str")},
 }
 
 
@@ -223,6 +242,8 @@ def _message(name: str) -> Callable[[bytes], dict]:
                 obj.setdefault(key, {})[entry_key] = item
             elif how.startswith("msgs:"):
                 obj.setdefault(key, []).append(_message(how[5:])(value))
+            elif how.startswith("inline:"):
+                obj.update(_message(how[7:])(value))
             else:
                 obj[key] = _scalar(how, value)
         return {k: v for k, v in obj.items() if v not in ("", 0, False, None) or table_kind(table, k) == "int!"}
@@ -231,7 +252,7 @@ def _message(name: str) -> Callable[[bytes], dict]:
 
 
 def table_kind(table: dict[int, tuple[str, str]], key: str) -> str:
-    return next(how for name, how in table.values() if name == key)
+    return next((how for name, how in table.values() if name == key), "")
 
 
 def _scalar(how: str, value):
@@ -265,6 +286,9 @@ DECODERS: dict[tuple[str, str], Callable[[bytes], dict]] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): _message("ClusterRole"),
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): _message("RoleBinding"),
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _message("RoleBinding"),
+    ("policy/v1", "PodDisruptionBudget"): _message("PodDisruptionBudget"),
+    ("networking.k8s.io/v1", "Ingress"): _message("Ingress"),
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): _message("HorizontalPodAutoscaler"),
 }
 
 

@@ -51,7 +51,18 @@ EXPECTED = {
     "SelfSubjectAccessReview": ("authorization.k8s.io", "selfsubjectaccessreviews", False, (), (), set()),
     "LocalSubjectAccessReview": ("authorization.k8s.io", "localsubjectaccessreviews", True, (), (), set()),
     "SelfSubjectRulesReview": ("authorization.k8s.io", "selfsubjectrulesreviews", False, (), (), set()),
+    # issue 12's second slice: policy, networking, storage, discovery
+    "PodDisruptionBudget": ("policy", "poddisruptionbudgets", True, ("pdb",), (), {"status"}),
+    "Ingress": ("networking.k8s.io", "ingresses", True, ("ing",), (), {"status"}),
+    "IngressClass": ("networking.k8s.io", "ingressclasses", False, (), (), set()),
+    "NetworkPolicy": ("networking.k8s.io", "networkpolicies", True, ("netpol",), (), set()),
+    "StorageClass": ("storage.k8s.io", "storageclasses", False, ("sc",), (), set()),
+    "EndpointSlice": ("discovery.k8s.io", "endpointslices", True, (), (), set()),
+    "HorizontalPodAutoscaler": ("autoscaling", "horizontalpodautoscalers", True, ("hpa",), ("all",), {"status"}),
+    "APIService": ("apiregistration.k8s.io", "apiservices", False, (), ("api-extensions",), {"status"}),
 }
+# Kinds served in more than one version: the stored one first.
+VERSIONS = {"HorizontalPodAutoscaler": ("v2", "v1")}
 
 SELECTABLE = {
     "Namespace": ("status.phase",),
@@ -80,6 +91,7 @@ SELECTABLE = {
     "CronJob": (),
     **{kind: () for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
     **{kind: () for kind in ("SubjectAccessReview", "SelfSubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview")},
+    **{kind: () for kind in ("PodDisruptionBudget", "Ingress", "IngressClass", "NetworkPolicy", "StorageClass", "EndpointSlice", "HorizontalPodAutoscaler", "APIService")},
 }
 # Field selectors kube-apiserver computes rather than reads from one scalar field.
 COMPUTED_SELECTABLE = {("Event", "source")}
@@ -96,8 +108,8 @@ def schema_of(kind: str) -> dict:
 
 
 def resource_type(kind: str) -> gvk.ResourceType:
-    (rt,) = gvk.from_crd(by_kind()[kind], builtin=True)
-    return rt
+    """The kind in its stored (first) version."""
+    return gvk.from_crd(by_kind()[kind], builtin=True)[0]
 
 
 def structural_nodes(node: dict, path: str = "") -> Iterator[tuple[str, dict]]:
@@ -164,9 +176,9 @@ def test_every_builtin_kind_has_exactly_one_manifest():
 def test_each_manifest_becomes_exactly_one_builtin_resource_type(kind):
     group, plural, namespaced, short_names, categories, subresources = EXPECTED[kind]
     rts = gvk.from_crd(by_kind()[kind], builtin=True)
-    assert len(rts) == 1
+    assert [rt.version for rt in rts] == list(VERSIONS.get(kind, ("v1",)))
     rt = rts[0]
-    assert (rt.group, rt.version, rt.kind, rt.plural) == (group, "v1", kind, plural)
+    assert (rt.group, rt.kind, rt.plural) == (group, kind, plural)
     assert rt.namespaced is namespaced
     assert rt.short_names == short_names
     assert rt.categories == categories

@@ -8,6 +8,10 @@ A write through any version is converted to the storage version before it is sto
 Only kinds whose :attr:`ResourceType.storage_version` is set pay anything: single-version kinds
 serve their stored bytes untouched. Objects of multi-version kinds are stored with ``apiVersion``
 first, so serving one in the version it is stored in costs one ``bytes.startswith``.
+
+Built-in kinds whose versions differ in shape, not only in ``apiVersion`` (autoscaling/v1 and v2's
+HorizontalPodAutoscaler), name their converter in ``CONVERTERS``: ``convert(obj, api_version)``
+returns a new object in that version, ``apiVersion`` first.
 """
 
 from __future__ import annotations
@@ -18,12 +22,23 @@ from typing import Callable
 import orjson
 
 from mockapi.gvk import ResourceType
+from mockapi.registry import autoscaling
 from mockapi.store import Stored
 from mockapi.watchwire import event_line
 
 
+Converter = Callable[[dict, str], dict]
+CONVERTERS: dict[tuple[str, str], Converter] = {
+    (autoscaling.GROUP, "HorizontalPodAutoscaler"): autoscaling.convert,
+}
+
+
 def converts(rt: ResourceType) -> bool:
     return bool(rt.storage_version)
+
+
+def _converter(rt: ResourceType) -> Converter | None:
+    return CONVERTERS.get((rt.group, rt.kind)) if rt.builtin else None
 
 
 def storage_api_version(rt: ResourceType) -> str:
@@ -34,27 +49,27 @@ def to_storage(rt: ResourceType, obj: dict) -> dict:
     """The object as it is stored: in the storage version, ``apiVersion`` first."""
     if not converts(rt):
         return obj
-    return _with_api_version(obj, storage_api_version(rt))
+    return _with_api_version(obj, storage_api_version(rt), _converter(rt))
 
 
 def to_request(rt: ResourceType, obj: dict) -> dict:
     """A stored object (any version) in the version of ``rt``, for a write to start from."""
     if not converts(rt) or obj.get("apiVersion") == rt.api_version:
         return obj
-    return _with_api_version(obj, rt.api_version)
+    return _with_api_version(obj, rt.api_version, _converter(rt))
 
 
 def served(rt: ResourceType, raw: bytes) -> bytes:
     """Stored bytes as a client of ``rt`` reads them."""
     if not converts(rt):
         return raw
-    return _raw_in(raw, rt.api_version, _head(rt.api_version))
+    return _raw_in(raw, rt.api_version, _head(rt.api_version), _converter(rt))
 
 
 def served_stored(rt: ResourceType, stored: Stored) -> Stored:
     if not converts(rt):
         return stored
-    raw = _raw_in(stored.raw, rt.api_version, _head(rt.api_version))
+    raw = _raw_in(stored.raw, rt.api_version, _head(rt.api_version), _converter(rt))
     return stored if raw is stored.raw else stored._replace(raw=raw)
 
 
@@ -64,8 +79,8 @@ def served_items(rt: ResourceType, items: list[Stored]) -> list[Stored]:
     head = _head(rt.api_version)
     if all(stored.raw.startswith(head) for stored in items):
         return items  # all stored in the version asked for: the common case
-    api_version = rt.api_version
-    return [stored._replace(raw=_raw_in(stored.raw, api_version, head)) for stored in items]
+    api_version, convert = rt.api_version, _converter(rt)
+    return [stored._replace(raw=_raw_in(stored.raw, api_version, head, convert)) for stored in items]
 
 
 def watch_encoder(rt: ResourceType, encode: Callable[[str, bytes], bytes] | None):
@@ -74,10 +89,10 @@ def watch_encoder(rt: ResourceType, encode: Callable[[str, bytes], bytes] | None
     if not converts(rt):
         return encode
     inner = encode or event_line
-    api_version, head = rt.api_version, _head(rt.api_version)
+    api_version, head, convert = rt.api_version, _head(rt.api_version), _converter(rt)
 
     def converting(event_type: str, raw: bytes) -> bytes:
-        return inner(event_type, _raw_in(raw, api_version, head))
+        return inner(event_type, _raw_in(raw, api_version, head, convert))
 
     return converting
 
@@ -90,11 +105,14 @@ def _head(api_version: str) -> bytes:
     return b'{"apiVersion":' + orjson.dumps(api_version)
 
 
-def _raw_in(raw: bytes, api_version: str, head: bytes) -> bytes:
+def _raw_in(raw: bytes, api_version: str, head: bytes, convert: Converter | None = None) -> bytes:
     """``raw`` with ``apiVersion`` set to ``api_version``. Stored objects of multi-version kinds
-    begin with their apiVersion, so converting one swaps that prefix; others are re-encoded."""
+    begin with their apiVersion, so converting one swaps that prefix; others are re-encoded
+    (and kinds with a converter are converted)."""
     if raw.startswith(head):  # head ends with the string's closing quote: an exact match
         return raw
+    if convert is not None:
+        return orjson.dumps(convert(orjson.loads(raw), api_version))
     if raw.startswith(_PREFIX):
         end = raw.find(b'"', len(_PREFIX))
         if end > 0 and b"\\" not in raw[len(_PREFIX) : end]:
@@ -105,7 +123,9 @@ def _raw_in(raw: bytes, api_version: str, head: bytes) -> bytes:
     return orjson.dumps(_with_api_version(obj, api_version))
 
 
-def _with_api_version(obj: dict, api_version: str) -> dict:
+def _with_api_version(obj: dict, api_version: str, convert: Converter | None = None) -> dict:
+    if convert is not None:
+        return convert(obj, api_version)
     converted = {"apiVersion": api_version}
     converted.update((k, v) for k, v in obj.items() if k != "apiVersion")
     return converted

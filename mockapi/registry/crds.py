@@ -14,6 +14,7 @@ import re
 
 from mockapi import errors, gvk
 from mockapi.gvk import ResourceType
+from mockapi.registry import apiservices
 from mockapi.registry.cluster import Cluster
 from mockapi.registry.strategy import CustomResourceStrategy
 
@@ -48,9 +49,11 @@ class CustomResourceDefinitionStrategy(CustomResourceStrategy):
 
     def after_store(self, cluster: Cluster, obj: dict, old: dict | None) -> None:
         self.serve(cluster, obj)
+        apiservices.sync(cluster)  # kube's crdRegistrationController
 
     def after_delete(self, cluster: Cluster, obj: dict) -> None:
         self._unserve(cluster, obj["metadata"]["name"], drop=True)
+        apiservices.sync(cluster)
 
     def deprecation_warning(self, rt: ResourceType) -> str:
         """The Warning every request to a deprecated version of a custom resource gets, or ""."""

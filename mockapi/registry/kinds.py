@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mockapi.gvk import ResourceType
 from mockapi.registry import batch, crds, devices, namespaces, pods, rbac, reviews, scheduling, serviceaccounts, services, workloads
+from mockapi.registry import apiservices, autoscaling, discovery, networking, policy, storage
 from mockapi.registry.strategy import (
     ConfigMapStrategy, CustomResourceStrategy, EventStrategy, LeaseStrategy, NodeStrategy, SecretStrategy, Strategy,
 )
@@ -34,6 +35,15 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     (reviews.GROUP, "LocalSubjectAccessReview"): reviews.ReviewStrategy,
     (reviews.GROUP, "SelfSubjectAccessReview"): reviews.ReviewStrategy,
     (reviews.GROUP, "SelfSubjectRulesReview"): reviews.ReviewStrategy,
+    # issue 12's second slice: policy, networking, storage, discovery
+    (policy.GROUP, "PodDisruptionBudget"): policy.PodDisruptionBudgetStrategy,
+    (networking.GROUP, "Ingress"): networking.IngressStrategy,
+    (networking.GROUP, "IngressClass"): networking.IngressClassStrategy,
+    (networking.GROUP, "NetworkPolicy"): networking.NetworkPolicyStrategy,
+    (storage.GROUP, "StorageClass"): storage.StorageClassStrategy,
+    (discovery.GROUP, "EndpointSlice"): discovery.EndpointSliceStrategy,
+    (autoscaling.GROUP, "HorizontalPodAutoscaler"): autoscaling.HorizontalPodAutoscalerStrategy,
+    (apiservices.GROUP, "APIService"): apiservices.APIServiceStrategy,
 }
 
 _CUSTOM: dict[tuple[str, str], type[Strategy]] = {

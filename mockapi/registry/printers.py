@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from mockapi import jsonpath
 from mockapi.gvk import PrinterColumn, ResourceType
+from mockapi.registry import autoscaling
 
 NAME_DESCRIPTION = (
     "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a "
@@ -357,3 +358,138 @@ def _binding_cells(obj: dict, now: datetime) -> list:
             name = subject.get("name", "")
             by_kind[subject["kind"]].append(f"{subject.get('namespace', '')}/{name}" if subject["kind"] == "ServiceAccount" else name)
     return [_name(obj), f"{ref.get('kind', '')}/{ref.get('name', '')}", _created(obj, now), *(", ".join(by_kind[k]) for k in ("User", "Group", "ServiceAccount"))]
+
+
+# ------------------------------------------------- policy, networking, storage, discovery (issue 12)
+def _pdb_cells(obj: dict, now: datetime) -> list:
+    """kube's printPodDisruptionBudget: N/A for the bound that is not set."""
+    spec = _get(obj, "spec", default={})
+    bounds = [str(spec[key]) if spec.get(key) is not None else "N/A" for key in ("minAvailable", "maxUnavailable")]
+    return [_name(obj), *bounds, _get(obj, "status", "disruptionsAllowed", default=0), _created(obj, now)]
+
+
+def _more(items: list[str], total: int, limit: int = 3) -> str:
+    """kube's listWithMoreString: the first three, then ' + N more...'."""
+    text = ",".join(items[:limit])
+    if total > limit:
+        return f"{text} + {total - limit} more..."
+    return text
+
+
+def _load_balancer(obj: dict) -> str:
+    """kube's ingressLoadBalancerStatusStringer (not wide: cut to 13 characters and '...' past 16)."""
+    found = [i.get("ip") or i.get("hostname") for i in _get(obj, "status", "loadBalancer", "ingress", default=[]) if isinstance(i, dict)]
+    text = ",".join(filter(None, found))
+    return text[:13] + "..." if len(text) > 16 else text
+
+
+def _ingress_cells(obj: dict, now: datetime) -> list:
+    """kube's printIngress: CLASS, HOSTS (* for none), ADDRESS, PORTS (80, or 80, 443 with TLS)."""
+    spec = _get(obj, "spec", default={})
+    rules = [r for r in spec.get("rules") or [] if isinstance(r, dict)]
+    hosts = [r["host"] for r in rules if r.get("host")]
+    return [
+        _name(obj), spec.get("ingressClassName") or "<none>", _more(hosts, len(rules)) if hosts else "*", _load_balancer(obj),
+        "80, 443" if spec.get("tls") else "80", _created(obj, now),
+    ]
+
+
+def _ingress_class_cells(obj: dict, now: datetime) -> list:
+    parameters = _get(obj, "spec", "parameters")
+    shown = "<none>"
+    if isinstance(parameters, dict):
+        group = f".{parameters['apiGroup']}" if parameters.get("apiGroup") else ""
+        shown = f"{parameters.get('kind', '')}{group}/{parameters.get('name', '')}"
+    return [_name(obj), _get(obj, "spec", "controller", default=""), shown, _created(obj, now)]
+
+
+def _storage_class_cells(obj: dict, now: datetime) -> list:
+    name = _name(obj)
+    if (obj["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class") == "true":
+        name += " (default)"
+    return [name, obj.get("provisioner", ""), obj.get("reclaimPolicy", ""), obj.get("volumeBindingMode", ""), bool(obj.get("allowVolumeExpansion")), _created(obj, now)]
+
+
+def _endpoint_slice_cells(obj: dict, now: datetime) -> list:
+    """kube's printEndpointSlice: the first three ports and addresses, <unset> for none."""
+    ports = [p for p in obj.get("ports") or [] if isinstance(p, dict)]
+    shown = [str(p["port"]) if p.get("port") is not None else (p.get("name") or "*") for p in ports]
+    addresses = [a for e in obj.get("endpoints") or [] if isinstance(e, dict) for a in e.get("addresses") or []]
+    return [_name(obj), obj.get("addressType", ""), _more(shown, len(shown)) or "<unset>", _more(addresses, len(addresses)) or "<unset>", _created(obj, now)]
+
+
+_METRIC_SOURCE = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods", "Object": "object", "External": "external"}
+
+
+def _hpa_target(spec: dict, status: Any) -> str:
+    """One metric of kube's formatHPAMetrics: current/target, '<unknown>' until a controller reports."""
+    kind = spec.get("type")
+    field = _METRIC_SOURCE.get(kind, "")
+    source, current = _get(spec, field, default={}), _get(status, field, "current", default={})
+    target = _get(source, "target", default={})
+    if kind in ("Resource", "ContainerResource"):
+        if target.get("averageValue") is not None:
+            return f"{source.get('name', '')}: {current.get('averageValue', '<unknown>')}/{target['averageValue']}"
+        now = f"{current['averageUtilization']}%" if current.get("averageUtilization") is not None else "<unknown>"
+        goal = f"{target['averageUtilization']}%" if target.get("averageUtilization") is not None else "<auto>"
+        return f"{source.get('name', '')}: {now}/{goal}"
+    if kind == "Pods":
+        return f"{current.get('averageValue', '<unknown>')}/{target.get('averageValue', '')}"
+    if kind in ("Object", "External"):
+        if target.get("averageValue") is not None:
+            return f"{current.get('averageValue', '<unknown>')}/{target['averageValue']} (avg)"
+        return f"{current.get('value', '<unknown>')}/{target.get('value', '')}"
+    return "<unknown type>"
+
+
+def _hpa_cells(obj: dict, now: datetime) -> list:
+    """kube's printHorizontalPodAutoscaler: REFERENCE kind/name, the first two TARGETS, MINPODS <unset> when unset
+    (kube prints the internal object: an autoscaling/v1 one is read as the v2 it converts to)."""
+    if obj.get("apiVersion") == "autoscaling/v1":
+        obj = autoscaling.convert(obj, "autoscaling/v2")
+    spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+    ref = _get(spec, "scaleTargetRef", default={})
+    metrics = [m for m in spec.get("metrics") or [] if isinstance(m, dict)]
+    statuses = [s for s in status.get("currentMetrics") or []]
+    targets = [_hpa_target(m, statuses[i] if i < len(statuses) else {}) for i, m in enumerate(metrics)]
+    shown = ", ".join(targets[:2]) + (f" + {len(targets) - 2} more..." if len(targets) > 2 else "") if targets else "<none>"
+    low = spec.get("minReplicas")
+    return [_name(obj), f"{ref.get('kind', '')}/{ref.get('name', '')}", shown, "<unset>" if low is None else low, spec.get("maxReplicas", 0),
+            status.get("currentReplicas", 0), _created(obj, now)]  # fmt: skip
+
+
+def _apiservice_cells(obj: dict, now: datetime) -> list:
+    """kube's printAPIService: SERVICE is Local or namespace/name; AVAILABLE the condition, with its reason unless True."""
+    service = _get(obj, "spec", "service")
+    shown = f"{service.get('namespace', '')}/{service.get('name', '')}" if isinstance(service, dict) else "Local"
+    available = "Unknown"
+    for condition in _get(obj, "status", "conditions", default=[]):
+        if isinstance(condition, dict) and condition.get("type") == "Available":
+            available = condition.get("status", "")
+            if available != "True":
+                available += f" ({condition.get('reason', '')})"
+    return [_name(obj), shown, available, _created(obj, now)]
+
+
+_CORE.update({
+    ("apiregistration.k8s.io", "APIService"): ([_NAME, _column("Service"), _column("Available"), _AGE], _apiservice_cells),
+    ("autoscaling", "HorizontalPodAutoscaler"): (
+        [_NAME, _column("Reference"), _column("Targets"), _column("MinPods", kind="string"), _column("MaxPods", kind="integer"), _column("Replicas", kind="integer"), _AGE],
+        _hpa_cells,
+    ),
+    ("policy", "PodDisruptionBudget"): (
+        [_NAME, _column("Min Available"), _column("Max Unavailable"), _column("Allowed Disruptions", kind="integer"), _AGE], _pdb_cells,
+    ),
+    ("networking.k8s.io", "Ingress"): ([_NAME, _column("Class"), _column("Hosts"), _column("Address"), _column("Ports"), _AGE], _ingress_cells),
+    ("networking.k8s.io", "IngressClass"): ([_NAME, _column("Controller"), _column("Parameters"), _AGE], _ingress_class_cells),
+    ("networking.k8s.io", "NetworkPolicy"): (
+        [_NAME, _column("Pod-Selector"), _AGE], lambda o, now: [_name(o), _selector(_get(o, "spec", "podSelector")), _created(o, now)],
+    ),
+    ("storage.k8s.io", "StorageClass"): (
+        [_NAME, _column("Provisioner"), _column("ReclaimPolicy"), _column("VolumeBindingMode"), _column("AllowVolumeExpansion"), _AGE],
+        _storage_class_cells,
+    ),
+    ("discovery.k8s.io", "EndpointSlice"): (
+        [_NAME, _column("AddressType"), _column("Ports"), _column("Endpoints"), _AGE], _endpoint_slice_cells,
+    ),
+})

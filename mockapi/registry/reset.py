@@ -1,7 +1,7 @@
 """Reset: back to a fresh cluster, for the control API (``POST /mockapi/v1/reset``) and test fixtures.
 
 Every object goes except the default namespaces, what a cluster makes for itself (the system
-PriorityClasses, each namespace's ``default`` ServiceAccount, RBAC's bootstrap roles and bindings) and, unless asked otherwise, the
+PriorityClasses, each namespace's ``default`` ServiceAccount, RBAC's bootstrap roles and bindings, the local APIServices) and, unless asked otherwise, the
 CustomResourceDefinitions (and so the kinds they serve). Each deletion is a real one, with a
 DELETED event at a new resourceVersion, so watchers and controllers see the objects go and the
 resourceVersion keeps counting up, as it would on a cluster. Finalizers do not hold anything back:
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from mockapi import errors
-from mockapi.registry import rbac, scheduling, serviceaccounts
+from mockapi.registry import apiservices, rbac, scheduling, serviceaccounts
 from mockapi.registry.crds import CRDS, GROUP as CRD_GROUP, KIND as CRD_KIND
 from mockapi.registry.namespaces import NAME_LABEL, NAMESPACES, PROTECTED_NAMESPACES
 from mockapi.registry.options import WriteOptions
@@ -63,6 +63,8 @@ def system_object(resource, name: str, *, raw: bytes = b"") -> bool:
         return name == serviceaccounts.DEFAULT
     if resource in (rbac.CLUSTER_ROLES, rbac.CLUSTER_ROLE_BINDINGS):
         return rbac.BOOTSTRAP_LABEL in raw
+    if resource == apiservices.APISERVICES:
+        return apiservices.system_apiservice(raw)
     return resource == scheduling.PRIORITY_CLASSES and name in scheduling.SYSTEM_CLASSES
 
 

@@ -27,14 +27,21 @@ pytestmark = pytest.mark.fuzz
 GROUP_VERSIONS = [
     "api/v1",
     "apis/apiextensions.k8s.io/v1",
+    "apis/apiregistration.k8s.io/v1",
     "apis/apps/v1",
     "apis/authorization.k8s.io/v1",
+    "apis/autoscaling/v1",
+    "apis/autoscaling/v2",
     "apis/batch/v1",
     "apis/coordination.k8s.io/v1",
     "apis/devmgmtproto.k8s.io/v1alpha1",
+    "apis/discovery.k8s.io/v1",
     "apis/fuzz.example.com/v1",  # the CRD the harness registers at run time
+    "apis/networking.k8s.io/v1",
+    "apis/policy/v1",
     "apis/rbac.authorization.k8s.io/v1",
     "apis/scheduling.k8s.io/v1",
+    "apis/storage.k8s.io/v1",
 ]
 COVERAGE_FROM = 10  # --fuzz-examples from which schemathesis' coverage cases are sent too
 # Names that exist, besides the random ones: requests on them reach past "not found".
