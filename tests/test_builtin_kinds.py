@@ -51,6 +51,15 @@ EXPECTED = {
     "SelfSubjectAccessReview": ("authorization.k8s.io", "selfsubjectaccessreviews", False, (), (), set()),
     "LocalSubjectAccessReview": ("authorization.k8s.io", "localsubjectaccessreviews", True, (), (), set()),
     "SelfSubjectRulesReview": ("authorization.k8s.io", "selfsubjectrulesreviews", False, (), (), set()),
+    # issue 12: core/v1 storage, endpoints, replication and policy kinds; apps/v1 ControllerRevision
+    "PersistentVolumeClaim": ("", "persistentvolumeclaims", True, ("pvc",), (), {"status"}),
+    "PersistentVolume": ("", "persistentvolumes", False, ("pv",), (), {"status"}),
+    "Endpoints": ("", "endpoints", True, ("ep",), (), set()),
+    "ReplicationController": ("", "replicationcontrollers", True, ("rc",), ("all",), {"status", "scale"}),
+    "PodTemplate": ("", "podtemplates", True, (), (), set()),
+    "LimitRange": ("", "limitranges", True, ("limits",), (), set()),
+    "ResourceQuota": ("", "resourcequotas", True, ("quota",), (), {"status"}),
+    "ControllerRevision": ("apps", "controllerrevisions", True, (), (), set()),
 }
 
 SELECTABLE = {
@@ -80,6 +89,8 @@ SELECTABLE = {
     "CronJob": (),
     **{kind: () for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
     **{kind: () for kind in ("SubjectAccessReview", "SelfSubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview")},
+    **{kind: () for kind in ("PersistentVolumeClaim", "PersistentVolume", "Endpoints", "PodTemplate", "LimitRange", "ResourceQuota", "ControllerRevision")},
+    "ReplicationController": ("status.replicas",),
 }
 # Field selectors kube-apiserver computes rather than reads from one scalar field.
 COMPUTED_SELECTABLE = {("Event", "source")}
