@@ -67,10 +67,17 @@ def test_a_claim_needs_an_access_mode_and_a_storage_request(registry):
     assert 'spec.accessModes: Unsupported value: "ReadWriteSometimes"' in message
 
 
-def test_a_claims_spec_is_immutable_but_for_its_requests_and_binding(registry):
+def test_a_claims_spec_is_immutable_but_for_binding_and_a_bound_claims_requests(registry):
     created = create(registry, "PersistentVolumeClaim", claim("c-update"))
     created["spec"]["resources"]["requests"]["storage"] = "2Gi"
+    assert "spec: Forbidden: spec is immutable after creation" in refused(lambda: update(registry, "PersistentVolumeClaim", created))
+    created["spec"]["resources"]["requests"]["storage"] = "1Gi"
     created["spec"]["volumeName"] = "pv-1"  # binding: unset to set
+    created = update(registry, "PersistentVolumeClaim", created)
+    kind_type = rt(registry, "PersistentVolumeClaim")
+    created["status"] = {"phase": "Bound"}
+    created = orjson.loads(registry.update(kind_type, "default", "c-update", created, WriteOptions(), subresource="status").raw)
+    created["spec"]["resources"]["requests"]["storage"] = "2Gi"  # expansion of a bound claim
     created = update(registry, "PersistentVolumeClaim", created)
     created["spec"]["storageClassName"] = "fast"
     assert "spec: Forbidden: spec is immutable after creation" in refused(lambda: update(registry, "PersistentVolumeClaim", created))

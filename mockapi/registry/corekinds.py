@@ -6,7 +6,7 @@ clients meet, in kube's words (``pkg/apis/core/v1/defaults.go``, ``pkg/apis/core
 
 - **PersistentVolumeClaim**: ``status.phase: Pending`` on create (``volumeMode: Filesystem`` is a
   schema default); at least one access mode, a ``storage`` request; the spec is immutable but for
-  ``resources.requests`` and binding an unset ``volumeName``.
+  binding an unset ``volumeName`` and, once Bound, ``resources.requests``.
 - **PersistentVolume**: ``status.phase: Pending`` (``persistentVolumeReclaimPolicy: Retain`` and
   ``volumeMode`` are schema defaults); ``capacity``, access modes and exactly one volume source
   are required, and the source cannot change.
@@ -68,20 +68,21 @@ class PersistentVolumeClaimStrategy(Strategy):
         problems = _access_mode_errors(spec.get("accessModes"), "spec.accessModes", "at least 1 access mode is required")
         if "storage" not in _dict(_dict(spec.get("resources")).get("requests")):
             problems.append(errors.FieldError("required", "spec.resources[storage]", ""))
-        old_spec = _dict(old.get("spec")) if old is not None else {}
-        if old is not None and _claim_spec_frozen(spec, old_spec) != _claim_spec_frozen(old_spec, old_spec):
+        if old is not None and _claim_spec_frozen(spec, old) != _claim_spec_frozen(_dict(old.get("spec")), old):
             problems.append(errors.FieldError("forbidden", "spec", "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"))
         return problems
 
 
 def _claim_spec_frozen(spec: dict, old: dict) -> dict:
-    """The part of a claim's spec an update may not change: all but ``resources.requests`` and
-    ``volumeAttributesClassName``, and ``volumeName`` while the old claim had none (binding)."""
+    """The part of a claim's spec an update may not change (ValidatePersistentVolumeClaimUpdate):
+    ``volumeName`` while the old claim had none (binding); once the claim is Bound, also
+    ``resources.requests`` (expansion) and ``volumeAttributesClassName``."""
     frozen = json_copy(spec)
-    if isinstance(frozen.get("resources"), dict):
-        frozen["resources"].pop("requests", None)
-    frozen.pop("volumeAttributesClassName", None)
-    if not old.get("volumeName"):
+    if _dict(old.get("status")).get("phase") == "Bound":
+        if isinstance(frozen.get("resources"), dict):
+            frozen["resources"].pop("requests", None)
+        frozen.pop("volumeAttributesClassName", None)
+    if not _dict(old.get("spec")).get("volumeName"):
         frozen.pop("volumeName", None)
     return frozen
 

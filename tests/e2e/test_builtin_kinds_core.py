@@ -147,10 +147,12 @@ def test_kubectl_apply_server_side_creates_and_reapplies(live, kubectl):
     manifests = MANIFESTS.replace("name: ", "name: ssa-")
     first = kubectl("apply", "--server-side", "-f", "-", stdin=manifests).stdout
     assert first.count("serverside-applied") == 8, first
-    again = kubectl("apply", "--server-side", "-f", "-", stdin=manifests.replace("storage: 1Gi", "storage: 2Gi")).stdout
+    again = kubectl("apply", "--server-side", "-f", "-", stdin=manifests.replace("storageClassName: standard", "storageClassName: standard\n  volumeMode: Filesystem")).stdout
     assert again.count("serverside-applied") == 8, again
     out = kubectl("get", "pvc", "ssa-data", "-o", "jsonpath={.spec.resources.requests.storage} {.spec.volumeMode} {.metadata.managedFields[0].manager}").stdout
-    assert out == "2Gi Filesystem kubectl"
+    assert out == "1Gi Filesystem kubectl"
+    grown = kubectl("apply", "--server-side", "-f", "-", stdin=manifests.replace("storage: 1Gi", "storage: 2Gi"), check=False)
+    assert grown.returncode != 0 and "spec is immutable after creation" in grown.stderr  # a Pending claim cannot grow
 
 
 def test_kubectl_create_quota_scale_rc_and_field_selectors(applied, kubectl):
