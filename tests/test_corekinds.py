@@ -86,6 +86,24 @@ def test_a_claims_spec_is_immutable_but_for_binding_and_a_bound_claims_requests(
     assert "spec: Forbidden" in refused(lambda: update(registry, "PersistentVolumeClaim", created))
 
 
+def test_claims_and_volumes_carry_their_protection_finalizer_until_deleted_unused(registry):
+    from mockapi.registry.options import DeleteOptions
+
+    claims, volumes = rt(registry, "PersistentVolumeClaim"), rt(registry, "PersistentVolume")
+    assert create(registry, "PersistentVolumeClaim", claim("c-free"))["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    registry.delete(claims, "default", "c-free", DeleteOptions())
+    assert registry.store.get(claims.group_resource, "default", "c-free") is None  # not in use: gone at once
+    create(registry, "PersistentVolumeClaim", claim("c-used"))
+    create(registry, "Pod", {"metadata": {"name": "uses-claim"}, "spec": {
+        "containers": [{"name": "a", "image": "busybox"}], "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c-used"}}]}})  # fmt: skip
+    registry.delete(claims, "default", "c-used", DeleteOptions())
+    held = orjson.loads(registry.get(claims, "default", "c-used").raw)
+    assert held["metadata"]["deletionTimestamp"] and held["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    assert create(registry, "PersistentVolume", volume("pv-free"))["metadata"]["finalizers"] == ["kubernetes.io/pv-protection"]
+    registry.delete(volumes, "", "pv-free", DeleteOptions())
+    assert registry.store.get(volumes.group_resource, "", "pv-free") is None
+
+
 def test_a_volume_gets_kubes_defaults(registry):
     created = create(registry, "PersistentVolume", volume("pv-defaults"))
     assert (created["spec"]["persistentVolumeReclaimPolicy"], created["spec"]["volumeMode"], created["status"]) == ("Retain", "Filesystem", {"phase": "Pending"})

@@ -7,6 +7,8 @@ clients meet, in kube's words (``pkg/apis/core/v1/defaults.go``, ``pkg/apis/core
 - **PersistentVolumeClaim**: ``status.phase: Pending`` on create (``volumeMode: Filesystem`` is a
   schema default); at least one access mode, a ``storage`` request; the spec is immutable but for
   binding an unset ``volumeName`` and, once Bound, ``resources.requests``.
+- **Protection** (both): the ``kubernetes.io/pvc-protection`` / ``pv-protection`` finalizer on
+  create; a DELETE removes the object unless a running pod uses the claim or the volume is Bound.
 - **PersistentVolume**: ``status.phase: Pending`` (``persistentVolumeReclaimPolicy: Retain`` and
   ``volumeMode`` are schema defaults); ``capacity``, access modes and exactly one volume source
   are required, and the source cannot change.
@@ -29,7 +31,10 @@ import ipaddress
 from typing import Any
 
 from mockapi import errors, quantity
+from mockapi.registry.cluster import Cluster
 from mockapi.registry.strategy import Strategy, json_copy, not_supported
+
+PODS = errors.GroupResource("", "pods")
 
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")
@@ -58,10 +63,52 @@ def _access_mode_errors(modes: Any, path: str, required: str) -> list[errors.Fie
 
 
 # ------------------------------------------------------------------------- persistent volumes
-class PersistentVolumeClaimStrategy(Strategy):
+class _Protected(Strategy):
+    """kube's StorageObjectInUseProtection admission adds the kind's protection finalizer on create;
+    its pvc-/pv-protection controller takes it off a deleted object that is not in use, which is
+    then gone. An object in use stays Terminating (nothing here looks again when the use ends)."""
+
+    finalizer = ""
+
+    def admit(self, cluster: Cluster, obj: dict) -> None:
+        finalizers = obj["metadata"].setdefault("finalizers", [])
+        if self.finalizer not in finalizers:
+            finalizers.append(self.finalizer)
+
+    def in_use(self, cluster: Cluster, obj: dict) -> bool:
+        return False
+
+    def after_terminating(self, cluster: Cluster, obj: dict) -> None:
+        meta = obj["metadata"]
+        if self.finalizer not in (meta.get("finalizers") or []) or self.in_use(cluster, obj):
+            return
+        meta["finalizers"] = [f for f in meta["finalizers"] if f != self.finalizer]
+        if meta["finalizers"]:
+            cluster.write(self.rt, obj)
+        else:
+            meta.pop("finalizers")
+            cluster.remove(self.rt, obj)
+
+
+class PersistentVolumeClaimStrategy(_Protected):
+    finalizer = "kubernetes.io/pvc-protection"
+
     def prepare_for_create(self, obj: dict) -> None:
         super().prepare_for_create(obj)
         obj["status"] = {"phase": "Pending"}  # SetDefaults_PersistentVolumeClaim
+
+    def in_use(self, cluster: Cluster, obj: dict) -> bool:
+        """A pod of the claim's namespace, not finished, has a volume of the claim."""
+        name, namespace = obj["metadata"]["name"], obj["metadata"].get("namespace", "")
+        for stored in cluster.objects(PODS, namespace):
+            if b'"claimName"' not in stored.raw:
+                continue
+            pod = stored.load()
+            if _dict(pod.get("status")).get("phase") in ("Succeeded", "Failed"):
+                continue
+            if any(_dict(_dict(v).get("persistentVolumeClaim")).get("claimName") == name for v in _list(_dict(pod.get("spec")).get("volumes"))):
+                return True
+        return False
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         spec = _dict(obj.get("spec"))
@@ -87,10 +134,16 @@ def _claim_spec_frozen(spec: dict, old: dict) -> dict:
     return frozen
 
 
-class PersistentVolumeStrategy(Strategy):
+class PersistentVolumeStrategy(_Protected):
+    finalizer = "kubernetes.io/pv-protection"
+
     def prepare_for_create(self, obj: dict) -> None:
         super().prepare_for_create(obj)
         obj["status"] = {"phase": "Pending"}  # SetDefaults_PersistentVolume
+
+    def in_use(self, cluster: Cluster, obj: dict) -> bool:
+        """The pv-protection controller: a volume is in use while Bound."""
+        return _dict(obj.get("status")).get("phase") == "Bound"
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         spec = _dict(obj.get("spec"))

@@ -132,7 +132,8 @@ def test_kubectl_apply_and_get_with_kubes_columns(applied, kubectl):
 
 
 def test_kubectl_describe_each_kind(applied, kubectl):
-    assert "VolumeMode:    Filesystem" in kubectl("describe", "pvc", "data").stdout
+    out = kubectl("describe", "pvc", "data").stdout
+    assert "VolumeMode:    Filesystem" in out and "Finalizers:    [kubernetes.io/pvc-protection]" in out
     assert "Reclaim Policy:  Retain" in kubectl("describe", "pv", "pv-data").stdout
     assert "10.0.0.1,10.0.0.2" in kubectl("describe", "ep", "web").stdout
     assert "Replicas:     0 current / 2 desired" in kubectl("describe", "rc", "legacy").stdout
@@ -211,3 +212,9 @@ def test_the_client_meets_kubes_validation(core, apps):
     assert "must be greater than or equal to 0" in invalid(lambda: core.create_namespaced_resource_quota("default", {"metadata": {"name": "bad-q"}, "spec": {"hard": {"pods": "-1"}}}))
     apps.create_namespaced_controller_revision("default", {"metadata": {"name": "frozen"}, "revision": 1, "data": {"a": 1}})
     assert "field is immutable" in invalid(lambda: apps.patch_namespaced_controller_revision("frozen", "default", {"data": {"a": 2}}))
+
+
+def test_kubectl_delete_of_an_unused_claim_and_volume_returns_once_they_are_gone(live, kubectl):
+    kubectl("apply", "-f", "-", stdin=MANIFESTS.split("---")[0].replace("name: data", "name: short-lived"))
+    assert 'persistentvolumeclaim "short-lived" deleted' in kubectl("delete", "pvc", "short-lived", "--timeout=10s").stdout
+    assert kubectl("get", "pvc", "short-lived", check=False).returncode != 0
