@@ -94,7 +94,7 @@ def test_claims_and_volumes_carry_their_protection_finalizer_until_deleted_unuse
     registry.delete(claims, "default", "c-free", DeleteOptions())
     assert registry.store.get(claims.group_resource, "default", "c-free") is None  # not in use: gone at once
     create(registry, "PersistentVolumeClaim", claim("c-used"))
-    create(registry, "Pod", {"metadata": {"name": "uses-claim"}, "spec": {
+    create(registry, "Pod", {"metadata": {"name": "uses-claim"}, "spec": {"nodeName": "node-1",
         "containers": [{"name": "a", "image": "busybox"}], "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c-used"}}]}})  # fmt: skip
     registry.delete(claims, "default", "c-used", DeleteOptions())
     held = orjson.loads(registry.get(claims, "default", "c-used").raw)
@@ -246,3 +246,16 @@ def test_the_other_rows_are_kubes(registry):
     assert cells(registry, "ControllerRevision", owned, "apps") == ["x", "statefulset.apps/db", 2, "60m"]
     assert cells(registry, "ControllerRevision", {"revision": 1}, "apps")[1] == "<none>"
     assert cells(registry, "LimitRange", {}) == ["x", "2024-05-01T09:00:00Z"]
+
+
+def test_a_terminating_namespace_lets_its_claims_go(registry):
+    from mockapi.registry.options import DeleteOptions
+
+    namespaces = rt(registry, "Namespace")
+    registry.create(namespaces, "", {"metadata": {"name": "doomed"}}, WriteOptions())
+    claims = rt(registry, "PersistentVolumeClaim")
+    registry.create(claims, "doomed", claim("held"), WriteOptions())
+    registry.create(rt(registry, "Pod"), "doomed", {"metadata": {"name": "p"}, "spec": {"nodeName": "node-1",
+        "containers": [{"name": "a", "image": "busybox"}], "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "held"}}]}}, WriteOptions())  # fmt: skip
+    registry.delete(namespaces, "", "doomed", DeleteOptions())
+    assert registry.store.get(claims.group_resource, "doomed", "held") is None

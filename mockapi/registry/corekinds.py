@@ -8,7 +8,7 @@ clients meet, in kube's words (``pkg/apis/core/v1/defaults.go``, ``pkg/apis/core
   schema default); at least one access mode, a ``storage`` request; the spec is immutable but for
   binding an unset ``volumeName`` and, once Bound, ``resources.requests``.
 - **Protection** (both): the ``kubernetes.io/pvc-protection`` / ``pv-protection`` finalizer on
-  create; a DELETE removes the object unless a running pod uses the claim or the volume is Bound.
+  create; a DELETE removes the object unless a scheduled pod uses the claim or the volume is Bound.
 - **PersistentVolume**: ``status.phase: Pending`` (``persistentVolumeReclaimPolicy: Retain`` and
   ``volumeMode`` are schema defaults); ``capacity``, access modes and exactly one volume source
   are required, and the source cannot change.
@@ -35,6 +35,7 @@ from mockapi.registry.cluster import Cluster
 from mockapi.registry.strategy import Strategy, json_copy, not_supported
 
 PODS = errors.GroupResource("", "pods")
+NAMESPACES = errors.GroupResource("", "namespaces")
 
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")
@@ -98,13 +99,18 @@ class PersistentVolumeClaimStrategy(_Protected):
         obj["status"] = {"phase": "Pending"}  # SetDefaults_PersistentVolumeClaim
 
     def in_use(self, cluster: Cluster, obj: dict) -> bool:
-        """A pod of the claim's namespace, not finished, has a volume of the claim."""
+        """A scheduled pod of the claim's namespace has a volume of the claim (kube's podUsesPVC).
+        In a terminating namespace the pods go too: the claim is let go at once, where kube's
+        controller would wait for them (nothing here looks again once they are gone)."""
         name, namespace = obj["metadata"]["name"], obj["metadata"].get("namespace", "")
+        stored_namespace = cluster.get(NAMESPACES, "", namespace)
+        if stored_namespace is None or b'"phase":"Terminating"' in stored_namespace.raw:
+            return False
         for stored in cluster.objects(PODS, namespace):
             if b'"claimName"' not in stored.raw:
                 continue
             pod = stored.load()
-            if _dict(pod.get("status")).get("phase") in ("Succeeded", "Failed"):
+            if not _dict(pod.get("spec")).get("nodeName"):
                 continue
             if any(_dict(_dict(v).get("persistentVolumeClaim")).get("claimName") == name for v in _list(_dict(pod.get("spec")).get("volumes"))):
                 return True
