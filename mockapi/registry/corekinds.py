@@ -40,7 +40,6 @@ NAMESPACES = errors.GroupResource("", "namespaces")
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")
 PROTOCOLS = ("SCTP", "TCP", "UDP")
-LIMIT_TYPES = ("Container", "PersistentVolumeClaim", "Pod")
 QUOTA_SCOPES = ("BestEffort", "CrossNamespacePodAffinity", "NotBestEffort", "NotTerminating", "PriorityClass", "Terminating")
 # A PersistentVolumeSpec's fields that are not its volume source (PersistentVolumeSource is inlined).
 _PV_NOT_SOURCE = frozenset({
