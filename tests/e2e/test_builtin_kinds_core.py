@@ -7,6 +7,10 @@ status stays empty."""
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
+
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
@@ -85,10 +89,7 @@ def live():
 
 
 @pytest.fixture(scope="module")
-def applied(live, tmp_path_factory):
-    import shutil
-    import subprocess
-
+def applied(live):
     result = subprocess.run([shutil.which("kubectl"), "--kubeconfig", str(live.kubeconfig), "apply", "-f", "-"],
                             input=MANIFESTS, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -102,8 +103,6 @@ def apps(api):
 
 def blocks(out: str) -> list[list[list[str]]]:
     """`kubectl get a,b` output: per kind, its rows split on runs of 2+ spaces."""
-    import re
-
     return [[re.split(r"\s{2,}", line.strip()) for line in block.splitlines()] for block in out.strip().split("\n\n")]
 
 
