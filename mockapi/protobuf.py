@@ -4,7 +4,7 @@
 with no JSON fallback: ``k8s\\0`` + ``runtime.Unknown{1: TypeMeta{1: apiVersion, 2: kind},
 2: raw}``, ``raw`` being the object in ``k8s.io/api/core/v1/generated.proto``. This decodes the
 wire format for those kinds (Namespace, ConfigMap, Secret, and by table Service, ServiceAccount,
-PriorityClass) into the JSON-shaped dict the rest of
+PriorityClass, ResourceQuota, ...) into the JSON-shaped dict the rest of
 the server handles; proto3 zero values are dropped. The reply stays JSON, which kubectl accepts.
 """
 
@@ -71,6 +71,17 @@ def _map_entry(value: bytes, *, as_bytes: bool = False) -> tuple[str, str]:
         elif number == 2:
             item = field
     return key, base64.b64encode(item).decode() if as_bytes else _text(item)
+
+
+def _quantity_entry(value: bytes) -> tuple[str, str]:
+    """A map<string, resource.Quantity> entry; a Quantity is {1: its string form}."""
+    key, quantity = "", "0"
+    for number, field in fields(value):
+        if number == 1:
+            key = _text(field)
+        elif number == 2 and isinstance(field, bytes):
+            quantity = next((_text(v) for n, v in fields(field) if n == 1), "0")
+    return key, quantity
 
 
 def _object_meta(data: bytes) -> dict:
@@ -221,6 +232,9 @@ _MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
     "HorizontalPodAutoscaler": {1: ("metadata", "meta"), 2: ("spec", "msg:HorizontalPodAutoscalerSpec")},
     "HorizontalPodAutoscalerSpec": {1: ("scaleTargetRef", "msg:CrossVersionObjectReference"), 2: ("minReplicas", "int"), 3: ("maxReplicas", "int!"), 4: ("targetCPUUtilizationPercentage", "int")},
     "CrossVersionObjectReference": {1: ("kind", "str"), 2: ("name", "str"), 3: ("apiVersion", "str")},
+    # core/v1 ResourceQuota as `kubectl create quota NAME --hard=... [--scopes=...]` sends it
+    "ResourceQuota": {1: ("metadata", "meta"), 2: ("spec", "msg:ResourceQuotaSpec")},
+    "ResourceQuotaSpec": {1: ("hard", "quantities"), 2: ("scopes", "strs")},
 }
 
 
@@ -239,6 +253,9 @@ def _message(name: str) -> Callable[[bytes], dict]:
                 obj.setdefault(key, []).append(_text(value))
             elif how == "map":
                 entry_key, item = _map_entry(value)
+                obj.setdefault(key, {})[entry_key] = item
+            elif how == "quantities":
+                entry_key, item = _quantity_entry(value)
                 obj.setdefault(key, {})[entry_key] = item
             elif how.startswith("msgs:"):
                 obj.setdefault(key, []).append(_message(how[5:])(value))
@@ -289,6 +306,7 @@ DECODERS: dict[tuple[str, str], Callable[[bytes], dict]] = {
     ("policy/v1", "PodDisruptionBudget"): _message("PodDisruptionBudget"),
     ("networking.k8s.io/v1", "Ingress"): _message("Ingress"),
     ("autoscaling/v1", "HorizontalPodAutoscaler"): _message("HorizontalPodAutoscaler"),
+    ("v1", "ResourceQuota"): _message("ResourceQuota"),
 }
 
 

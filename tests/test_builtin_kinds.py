@@ -60,6 +60,15 @@ EXPECTED = {
     "EndpointSlice": ("discovery.k8s.io", "endpointslices", True, (), (), set()),
     "HorizontalPodAutoscaler": ("autoscaling", "horizontalpodautoscalers", True, ("hpa",), ("all",), {"status"}),
     "APIService": ("apiregistration.k8s.io", "apiservices", False, (), ("api-extensions",), {"status"}),
+    # issue 12: core/v1 storage, endpoints, replication and policy kinds; apps/v1 ControllerRevision
+    "PersistentVolumeClaim": ("", "persistentvolumeclaims", True, ("pvc",), (), {"status"}),
+    "PersistentVolume": ("", "persistentvolumes", False, ("pv",), (), {"status"}),
+    "Endpoints": ("", "endpoints", True, ("ep",), (), set()),
+    "ReplicationController": ("", "replicationcontrollers", True, ("rc",), ("all",), {"status", "scale"}),
+    "PodTemplate": ("", "podtemplates", True, (), (), set()),
+    "LimitRange": ("", "limitranges", True, ("limits",), (), set()),
+    "ResourceQuota": ("", "resourcequotas", True, ("quota",), (), {"status"}),
+    "ControllerRevision": ("apps", "controllerrevisions", True, (), (), set()),
 }
 # Kinds served in more than one version: the stored one first.
 VERSIONS = {"HorizontalPodAutoscaler": ("v2", "v1")}
@@ -92,6 +101,8 @@ SELECTABLE = {
     **{kind: () for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
     **{kind: () for kind in ("SubjectAccessReview", "SelfSubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview")},
     **{kind: () for kind in ("PodDisruptionBudget", "Ingress", "IngressClass", "NetworkPolicy", "StorageClass", "EndpointSlice", "HorizontalPodAutoscaler", "APIService")},
+    **{kind: () for kind in ("PersistentVolumeClaim", "PersistentVolume", "Endpoints", "PodTemplate", "LimitRange", "ResourceQuota", "ControllerRevision")},
+    "ReplicationController": ("status.replicas",),
 }
 # Field selectors kube-apiserver computes rather than reads from one scalar field.
 COMPUTED_SELECTABLE = {("Event", "source")}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockapi.gvk import ResourceType
-from mockapi.registry import batch, crds, devices, namespaces, pods, rbac, reviews, scheduling, serviceaccounts, services, workloads
+from mockapi.registry import batch, corekinds, crds, devices, namespaces, pods, rbac, reviews, scheduling, serviceaccounts, services, workloads
 from mockapi.registry import apiservices, autoscaling, discovery, networking, policy, storage
 from mockapi.registry.strategy import (
     ConfigMapStrategy, CustomResourceStrategy, EventStrategy, LeaseStrategy, NodeStrategy, SecretStrategy, Strategy,
@@ -44,6 +44,14 @@ _BUILTIN: dict[tuple[str, str], type[Strategy]] = {
     (discovery.GROUP, "EndpointSlice"): discovery.EndpointSliceStrategy,
     (autoscaling.GROUP, "HorizontalPodAutoscaler"): autoscaling.HorizontalPodAutoscalerStrategy,
     (apiservices.GROUP, "APIService"): apiservices.APIServiceStrategy,
+    # issue 12: core/v1 storage, endpoints, replication and policy kinds; apps/v1 ControllerRevision
+    ("", "PersistentVolumeClaim"): corekinds.PersistentVolumeClaimStrategy,
+    ("", "PersistentVolume"): corekinds.PersistentVolumeStrategy,
+    ("", "Endpoints"): corekinds.EndpointsStrategy,
+    ("", "ReplicationController"): corekinds.ReplicationControllerStrategy,
+    ("", "LimitRange"): corekinds.LimitRangeStrategy,
+    ("", "ResourceQuota"): corekinds.ResourceQuotaStrategy,
+    (workloads.GROUP, "ControllerRevision"): corekinds.ControllerRevisionStrategy,
 }
 
 _CUSTOM: dict[tuple[str, str], type[Strategy]] = {

@@ -349,6 +349,121 @@ _CORE: dict[tuple[str, str], tuple[list[Column], Cells]] = {
 }
 
 
+# --- issue 12: core/v1 storage, endpoints, replication and policy kinds; apps/v1 ControllerRevision
+_ACCESS_MODES = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"), ("ReadWriteOncePod", "RWOP"))
+
+
+def _access_modes(modes: Any) -> str:
+    """kube's GetAccessModesAsString: the short forms, in kube's order, each once."""
+    given = modes if isinstance(modes, list) else []
+    return ",".join(short for mode, short in _ACCESS_MODES if mode in given)
+
+
+def _storage_class(obj: dict) -> str:
+    """GetPersistentVolume(Claim)Class: the beta annotation first, then spec.storageClassName."""
+    annotations = obj["metadata"].get("annotations") or {}
+    return annotations.get("volume.beta.kubernetes.io/storage-class") or _get(obj, "spec", "storageClassName", default="")
+
+
+def _labels(labels: Any) -> str:
+    """labels.FormatLabels: sorted k=v pairs, or <none>."""
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) if isinstance(labels, dict) and labels else "<none>"
+
+
+def _pvc_cells(obj: dict, now: datetime) -> list:
+    """kube's printPersistentVolumeClaim: capacity and access modes from the status, once bound."""
+    spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+    phase = "Terminating" if obj["metadata"].get("deletionTimestamp") else status.get("phase", "")
+    capacity = str(_get(status, "capacity", "storage", default="")) if spec.get("volumeName") else ""
+    return [_name(obj), phase, spec.get("volumeName", ""), capacity, _access_modes(status.get("accessModes")), _storage_class(obj),
+            spec.get("volumeAttributesClassName") or "<unset>", _created(obj, now), spec.get("volumeMode") or "<unset>"]  # fmt: skip
+
+
+def _pv_cells(obj: dict, now: datetime) -> list:
+    """kube's printPersistentVolume: CLAIM is namespace/name of the claimRef."""
+    spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+    phase = "Terminating" if obj["metadata"].get("deletionTimestamp") else status.get("phase", "")
+    ref = spec.get("claimRef") if isinstance(spec.get("claimRef"), dict) else None
+    claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if ref else ""
+    return [_name(obj), str(_get(spec, "capacity", "storage", default="")), _access_modes(spec.get("accessModes")), spec.get("persistentVolumeReclaimPolicy", ""),
+            phase, claim, _storage_class(obj), spec.get("volumeAttributesClassName") or "<unset>", status.get("reason", ""), _created(obj, now),
+            spec.get("volumeMode") or "<unset>"]  # fmt: skip
+
+
+def _endpoints_cells(obj: dict, now: datetime) -> list:
+    """kube's formatEndpoints: the first three ip:port pairs, then "+ N more..."."""
+    subsets = [s for s in obj.get("subsets") or [] if isinstance(s, dict)]
+    if not subsets:
+        return [_name(obj), "<none>", _created(obj, now)]
+    shown: list[str] = []
+    count, more = 0, False
+    for subset in subsets:
+        addresses = [a.get("ip", "") for a in subset.get("addresses") or [] if isinstance(a, dict)]
+        ports = [p for p in subset.get("ports") or [] if isinstance(p, dict)] or [None]
+        for port in ports:
+            count += len(addresses)
+            for ip in addresses:
+                if len(shown) == 3:
+                    more = True
+                    break
+                shown.append(ip if port is None else (f"[{ip}]:{port.get('port')}" if ":" in ip else f"{ip}:{port.get('port')}"))
+    cell = ",".join(shown) + (f" + {count - 3} more..." if more else "")
+    return [_name(obj), cell, _created(obj, now)]
+
+
+def _rc_cells(obj: dict, now: datetime) -> list:
+    spec, status = _get(obj, "spec", default={}), _get(obj, "status", default={})
+    return [_name(obj), spec.get("replicas", 0), status.get("replicas", 0), status.get("readyReplicas", 0), _created(obj, now),
+            *_containers(obj), _labels(spec.get("selector"))]  # fmt: skip
+
+
+def _pod_template_cells(obj: dict, now: datetime) -> list:
+    template = _get(obj, "template", default={})
+    return [_name(obj), *_containers({"spec": {"template": template}}), _labels(_get(template, "metadata", "labels"))]
+
+
+def _quota_cells(obj: dict, now: datetime) -> list:
+    """kube's printResourceQuota: "name: used/hard" per status.hard entry, limits.* under LIMIT."""
+    hard, used = _get(obj, "status", "hard", default={}), _get(obj, "status", "used", default={})
+    request, limit = [], []
+    for name in sorted(hard):
+        (limit if name.startswith("limits.") else request).append(f"{name}: {used.get(name, 0)}/{hard[name]}")
+    return [_name(obj), _created(obj, now), ", ".join(request), ", ".join(limit)]
+
+
+def _revision_cells(obj: dict, now: datetime) -> list:
+    """kube's printControllerRevision: CONTROLLER is kind.group/name of the controller owner."""
+    owner = next((r for r in obj["metadata"].get("ownerReferences") or [] if isinstance(r, dict) and r.get("controller")), None)
+    controller = "<none>"
+    if owner is not None:
+        group = owner.get("apiVersion", "").rpartition("/")[0]
+        controller = f"{owner.get('kind', '').lower()}{'.' + group if group else ''}/{owner.get('name', '')}"
+    return [_name(obj), controller, obj.get("revision", 0), _created(obj, now)]
+
+
+_CORE.update({
+    ("", "PersistentVolumeClaim"): (
+        [_NAME, _column("Status"), _column("Volume"), _column("Capacity"), _column("Access Modes"), _column("StorageClass"),
+         _column("VolumeAttributesClass"), _AGE, _column("VolumeMode", 1)],
+        _pvc_cells,
+    ),
+    ("", "PersistentVolume"): (
+        [_NAME, _column("Capacity"), _column("Access Modes"), _column("Reclaim Policy"), _column("Status"), _column("Claim"), _column("StorageClass"),
+         _column("VolumeAttributesClass"), _column("Reason"), _AGE, _column("VolumeMode", 1)],
+        _pv_cells,
+    ),
+    ("", "Endpoints"): ([_NAME, _column("Endpoints"), _AGE], _endpoints_cells),
+    ("", "ReplicationController"): (
+        [_NAME, _column("Desired", kind="integer"), _column("Current", kind="integer"), _column("Ready", kind="integer"), _AGE,
+         _column("Containers", 1), _column("Images", 1), _column("Selector", 1)],
+        _rc_cells,
+    ),
+    ("", "PodTemplate"): ([_NAME, _column("Containers"), _column("Images"), _column("Pod Labels")], _pod_template_cells),
+    ("", "LimitRange"): ([_NAME, _column("Created At", kind="date")], lambda o, now: [_name(o), o["metadata"].get("creationTimestamp", "")]),
+    ("", "ResourceQuota"): ([_NAME, _AGE, _column("Request"), _column("Limit")], _quota_cells),
+    ("apps", "ControllerRevision"): ([_NAME, _column("Controller"), _column("Revision", kind="integer"), _AGE], _revision_cells),
+})
+
 def _binding_cells(obj: dict, now: datetime) -> list:
     """kube's printRoleBinding: ROLE is Kind/name; subjects by kind, ServiceAccounts as namespace/name."""
     ref = obj.get("roleRef") if isinstance(obj.get("roleRef"), dict) else {}

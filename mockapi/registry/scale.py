@@ -1,5 +1,5 @@
-"""The ``scale`` subresource of the apps workloads (kube's ``ScaleREST``): an ``autoscaling/v1``
-Scale read from and written to the object's ``spec.replicas``.
+"""The ``scale`` subresource of the apps workloads and ReplicationControllers (kube's ``ScaleREST``):
+an ``autoscaling/v1`` Scale read from and written to the object's ``spec.replicas``.
 
 GET builds the Scale (``spec.replicas``, ``status.replicas``, and ``status.selector``: the
 object's label selector as a string); PUT and PATCH change ``spec.replicas`` only, through a
@@ -21,7 +21,10 @@ def scale_of(obj: dict) -> dict:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta}
     scale_status: dict[str, Any] = {"replicas": status.get("replicas", 0)}
-    selector = selector_string(spec.get("selector"))
+    selector = spec.get("selector")
+    if obj.get("kind") == "ReplicationController" and isinstance(selector, dict):  # a plain label map
+        selector = {"matchLabels": selector}
+    selector = selector_string(selector)
     if selector:
         scale_status["selector"] = selector
     return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scale_meta, "spec": {"replicas": spec.get("replicas", 0)}, "status": scale_status}
