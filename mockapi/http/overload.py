@@ -18,7 +18,8 @@ starts a request, so a request counts from the moment it is queued: what is in f
 event loop has to get through, and a flood is answered with 429s written at once (an
 :class:`Answer`, no task) instead of lengthening the queue in front of ``/readyz``. The ASGI app
 alone (in process, without that protocol) has none of this. Per request the cost is a few
-substring tests, two integer comparisons, a wrapper object and a dict entry (PERF: the hot path).
+string tests and an integer comparison (:meth:`Admission.enter`, for the protocol: no wrapper, no
+object; the protocol keeps the deadline on the connection, docs/overload-and-shutdown.md).
 """
 
 from __future__ import annotations
