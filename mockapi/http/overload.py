@@ -133,20 +133,17 @@ class Admission:
         self.draining = False  # set on SIGTERM: /readyz answers 503
         self.closing = False  # set once the listener is closed: new watches are refused
         self._too_many = Answer.status(errors.too_many_requests(TOO_MANY_REQUESTS))
-        # What runs under a deadline: requests admitted in process (a Counted) and connections
-        # running one (the protocol's); each has ``deadline`` and ``expire()``. One sweep every
+        # The wrapped requests under a deadline (in process; the connection protocol keeps its
+        # requests' deadlines on the connections: mockapi.http.connections.Guard). One sweep every
         # SWEEP_SECONDS finds the late ones, instead of a timer per request (armed and cancelled, a
         # timer costs more than the rest of this module together): a deadline is kept to within that.
-        self.running: set = set()
+        self.running: set[Counted] = set()
         self._sweeping = None  # the event loop the sweep is scheduled on (an app may outlive a loop, in tests)
 
-    def track(self, request, loop, on_timeout: Callable[[], None] | None = None) -> None:
-        """Call ``on_timeout()`` (``request.expire()`` without) if ``request`` (a :class:`Counted`,
-        or anything with ``deadline`` and ``expire``) still runs at ``request.deadline``, or
-        ``request.timeout`` seconds from now when it is a :class:`Counted`."""
-        if on_timeout is not None:
-            request.deadline = loop.time() + request.timeout
-            request.on_timeout = on_timeout
+    def track(self, request: "Counted", loop, on_timeout: Callable[[], None]) -> None:
+        """Call ``on_timeout()`` if ``request`` still runs ``request.timeout`` seconds from now."""
+        request.deadline = loop.time() + request.timeout
+        request.on_timeout = on_timeout
         self.running.add(request)
         if self._sweeping is not loop:
             self._sweeping = loop
@@ -156,7 +153,7 @@ class Admission:
         now = loop.time()
         for request in [request for request in self.running if request.deadline <= now]:
             self.running.discard(request)
-            request.expire()
+            request.on_timeout()
         if self.running:
             loop.call_later(SWEEP_SECONDS, self._sweep, loop)
         else:
@@ -246,9 +243,6 @@ class Counted:
 
     def __init__(self, admission: Admission, app, mutating: bool, timeout: float) -> None:
         self.admission, self.app, self.mutating, self.timeout = admission, app, mutating, timeout
-
-    def expire(self) -> None:
-        self.on_timeout()
 
     async def __call__(self, scope, receive, send) -> None:
         admission = self.admission
