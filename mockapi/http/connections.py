@@ -63,7 +63,7 @@ malloc_trim = _malloc_trim()
 class _QuietCancel(logging.Filter):
     """Drops uvicorn's "Exception in ASGI application" for a request cancelled at the end of the
     shutdown grace period (the connection is gone; GracefulServer says it in one line): the
-    protocol runs the app in uvicorn's task without a wrapper that could catch it."""
+    protocol runs uvicorn's run_asgi without a wrapper around the app that could catch it."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -305,23 +305,30 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if not self._fast_tasks:  # uvicorn's reset_contextvars: its own way of creating the task
             self._start_wrapped(cycle, Counted(admission, app, mutating, timeout))
             return
-        # uvicorn's task, on the app itself: one done-callback gives the slot back (no wrapper coroutine)
-        task = self.loop.create_task(cycle.run_asgi(app))
+        # uvicorn's task, on uvicorn's cycle.run_asgi(app) (which catches everything) followed by the
+        # slot's release, in the task's last step: a done-callback would run one loop pass later,
+        # after the I/O of that pass, and a client that sends its next request as soon as it has
+        # its answer would find the slot still taken.
+        task = self.loop.create_task(self._run_read(cycle, app) if not mutating else self._run_mutating(cycle, app))
         self.tasks.add(task)
-        task.add_done_callback(self._mutating_done if mutating else self._read_done)
+        task.add_done_callback(self.tasks.discard)
         if timeout:  # two attributes that the guard's deadline sweep reads: nothing to undo when it ends
             self.deadline = self.loop.time() + timeout
             self._timed_cycle = cycle
             if self.guard._timing is not self.loop:
                 self.guard.time_requests(self.loop)
 
-    def _read_done(self, task) -> None:
-        self.tasks.discard(task)
-        self.admission.readonly -= 1
+    async def _run_read(self, cycle, app) -> None:
+        try:
+            await cycle.run_asgi(app)
+        finally:
+            self.admission.readonly -= 1
 
-    def _mutating_done(self, task) -> None:
-        self.tasks.discard(task)
-        self.admission.mutating -= 1
+    async def _run_mutating(self, cycle, app) -> None:
+        try:
+            await cycle.run_asgi(app)
+        finally:
+            self.admission.mutating -= 1
 
     def _start_wrapped(self, cycle, counted: Counted) -> None:
         if counted.timeout:
