@@ -175,7 +175,7 @@ class Transport(asyncio.Transport):
     resume_reading = pause_reading
 
 
-def connection(app, **limits):
+def connection(app, reset_contextvars=False, **limits):
     """The guarded protocol on a fake transport, in the running loop (what `mockapi serve` runs)."""
     import uvicorn
     from uvicorn.server import ServerState
@@ -186,6 +186,7 @@ def connection(app, **limits):
     protocol_class = connections.protocol_class(guard)
     config = uvicorn.Config(app, http=protocol_class, lifespan="off", log_config=None, proxy_headers=False)
     config.load()
+    config.reset_contextvars = reset_contextvars
     state = ServerState()
     protocol = protocol_class(config=config, server_state=state, app_state={}, _loop=asyncio.get_running_loop())
     transport = Transport()
@@ -233,6 +234,23 @@ def test_a_response_cut_by_the_deadline_aborts_its_connection():
 
     transport = asyncio.run(run())
     assert transport.aborted and transport.written.startswith(b"HTTP/1.1 200 ")
+
+
+@pytest.mark.parametrize("reset_contextvars", [False, True])  # uvicorn's task on the app itself, or the wrapper
+def test_a_plain_get_past_the_request_timeout_gets_504_and_its_slot_back(reset_contextvars):
+    async def slow(scope, receive, send):
+        await receive()
+        await receive()  # waits until the client is gone
+
+    async def run():
+        protocol, transport, state = connection(slow, reset_contextvars=reset_contextvars, request_timeout=0.05)
+        protocol.data_received(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert protocol.admission.readonly == 1
+        assert await settle(state)
+        return protocol, transport
+
+    protocol, transport = asyncio.run(run())
+    assert transport.written.startswith(b"HTTP/1.1 504 ") and protocol.admission.readonly == 0
 
 
 def test_watches_have_no_deadline_and_a_quick_request_is_untouched():

@@ -24,12 +24,14 @@ does for kube-apiserver and uvicorn does not:
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import logging
+import sys
+import weakref
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from mockapi.http.overload import TIMED_OUT, Admission, Answer, Counted
+from mockapi.http.overload import READ_ONLY, SWEEP_SECONDS, TIMED_OUT, Admission, Answer, Counted
 
 log = logging.getLogger("mockapi.http")
 
@@ -58,23 +60,44 @@ def _malloc_trim():
 malloc_trim = _malloc_trim()
 
 
+class _QuietCancel(logging.Filter):
+    """Drops uvicorn's "Exception in ASGI application" for a request cancelled at the end of the
+    shutdown grace period (the connection is gone; GracefulServer says it in one line): the
+    protocol runs uvicorn's run_asgi without a wrapper around the app that could catch it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.admissions: weakref.WeakSet[Admission] = weakref.WeakSet()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(exc, asyncio.CancelledError) and any(admission.closing for admission in self.admissions))
+
+
+_quiet_cancel = _QuietCancel()
+
+
 class Guard:
-    """What the connections of one server share: the bounds, the admission counters and the idle
-    connections in the order they became idle (oldest first), for eviction."""
+    """What the connections of one server share: the bounds and the admission counters. The
+    per-request state lives on each connection (plain attributes, no shared dict to insert into and
+    remove from on every request); one sweep looks at every connection now and then."""
 
     def __init__(self, admission: Admission, *, max_connections: int, read_header_timeout: float, max_header_bytes: int, write_stall_timeout: float) -> None:
         self.admission = admission
+        _quiet_cancel.admissions.add(admission)
+        uvicorn_log = logging.getLogger("uvicorn.error")
+        if _quiet_cancel not in uvicorn_log.filters:
+            uvicorn_log.addFilter(_quiet_cancel)
         self.max_connections = max_connections
         self.read_header_timeout = read_header_timeout
         self.max_header_bytes = max_header_bytes
         self.write_stall_timeout = write_stall_timeout
-        self.idle: dict[HttpToolsProtocol, None] = {}
-        # Connections sending their headers -> when they must be done. One sweep every
-        # sweep_seconds closes the late ones: a timer per request (armed, then cancelled) would cost
-        # more than everything else here together.
-        self.reading: dict[HttpToolsProtocol, float] = {}
-        self.sweep_seconds = min(1.0, read_header_timeout / 4)
-        self._sweeping = None
+        # The header clock of a request after the first on a connection is started by the sweep that
+        # first sees its bytes, so a deadline is kept to within two sweeps: at most 1 s late.
+        self.sweep_seconds = min(0.5, read_header_timeout / 8)
+        self.connections: set = set()  # uvicorn's set of the server's connections (ServerState.connections)
+        self._sweeping = None  # the event loop the sweep is scheduled on
+        self._timing = None  # the event loop the deadline sweep is scheduled on
         self.evicted = 0
         self.refused = 0
         self._trimming = False
@@ -89,49 +112,119 @@ class Guard:
         self._trimming = False
         malloc_trim(0)
 
-    def reading_headers(self, connection: HttpToolsProtocol, loop) -> None:
-        self.reading[connection] = loop.time() + self.read_header_timeout
-        if self._sweeping is not loop:
+    def opened(self, connection: "GuardedHttpToolsProtocol") -> None:
+        self.connections = connection.connections
+        loop = connection.loop
+        if self.read_header_timeout and self._sweeping is not loop:
             self._sweeping = loop
             loop.call_later(self.sweep_seconds, self._sweep, loop)
 
     def _sweep(self, loop) -> None:
+        """Close the connections late with their headers; start the clock of those that began a
+        request's headers since the last sweep (the first byte after an idle keep-alive)."""
         now = loop.time()
-        for connection in [c for c, deadline in self.reading.items() if deadline <= now]:
-            del self.reading[connection]
+        late = []
+        for connection in self.connections:
+            if not isinstance(connection, GuardedHttpToolsProtocol) or not connection._reading_headers or connection._lingering:
+                continue
+            deadline = connection._header_deadline
+            if deadline is None:
+                if connection._header_bytes:
+                    connection._header_deadline = now + self.read_header_timeout
+            elif deadline <= now:
+                late.append(connection)
+        for connection in late:
             connection.header_timeout()
-        if self.reading:
+        if self.connections:
             loop.call_later(self.sweep_seconds, self._sweep, loop)
         else:
             self._sweeping = None
 
 
+    def time_requests(self, loop) -> None:
+        """Start the sweep that keeps the deadlines of the requests running (every SWEEP_SECONDS,
+        while any runs): one look at each connection, instead of a timer or a set entry per request."""
+        self._timing = loop
+        loop.call_later(SWEEP_SECONDS, self._sweep_deadlines, loop)
+
+    def _sweep_deadlines(self, loop) -> None:
+        now = loop.time()
+        late = []
+        for connection in self.connections:
+            if isinstance(connection, GuardedHttpToolsProtocol) and (cycle := connection._timed_cycle) is not None:
+                if cycle.response_complete:
+                    connection._timed_cycle = None
+                elif connection.deadline <= now:
+                    late.append(connection)
+        for connection in late:
+            connection.expire()
+        if self.admission.readonly or self.admission.mutating:
+            loop.call_later(SWEEP_SECONDS, self._sweep_deadlines, loop)
+        else:
+            self._timing = None
+
+
 def protocol_class(guard: Guard) -> type[HttpToolsProtocol]:
     """A uvicorn ``http=`` protocol class bound to ``guard``."""
-    return type("GuardedHttpToolsProtocol", (GuardedHttpToolsProtocol,), {"guard": guard})
+    attributes = {"guard": guard, "admission": guard.admission, "max_header_bytes": guard.max_header_bytes or sys.maxsize}
+    return type("GuardedHttpToolsProtocol", (GuardedHttpToolsProtocol,), attributes)
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """The per-request path costs one attribute test and an addition in ``data_received``, a few
+    attribute stores when the headers and the message end, and the admission (no timer, no shared
+    dict or set entry): uvicorn's methods are called directly, not via super()."""
+
     guard: Guard
+    admission: Admission
+    max_header_bytes: int  # the guard's, or no bound
+    # Slots, not the instance dict: uvicorn's protocol already has 28 attributes, and past 30 CPython
+    # stops sharing the dict's keys, which makes every attribute of uvicorn's per-request code slower
+    # (+2,000 CPU instructions per request, measured with callgrind).
+    __slots__ = ("_header_bytes", "_reading_headers", "_lingering", "_stall_timer", "_held", "_opened", "_header_deadline", "_fast_tasks", "_timed_cycle", "deadline")
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        guard = self.guard
         self._header_bytes = 0
         self._reading_headers = True
         self._lingering = False
         self._stall_timer = None
         self._held = None
-        guard = self.guard
-        if guard.read_header_timeout:
-            guard.reading_headers(self, self.loop)
-        guard.idle[self] = None
+        self._opened = self.loop.time()
+        self._header_deadline = self._opened + guard.read_header_timeout if guard.read_header_timeout else None
+        self._fast_tasks = not getattr(self.config, "reset_contextvars", False)
+        self._timed_cycle = None  # the cycle of the request under a deadline (Guard._sweep_deadlines)
+        self.deadline = 0.0
+        guard.opened(self)
         if guard.max_connections and len(self.connections) > guard.max_connections:
             self._make_room()
 
+    def _idle_since(self, now: float) -> float | None:
+        """When this connection last had no request running, or None if one runs now."""
+        cycle = self.cycle
+        if self._lingering or (cycle is not None and not cycle.response_complete):
+            return None
+        if self.timeout_keep_alive_task is not None:
+            return self.timeout_keep_alive_task.when() - self.timeout_keep_alive
+        if self._held is not None:
+            return self._held.when() - RETRY_AFTER_SECONDS
+        if self._header_deadline is not None:
+            return self._header_deadline - self.guard.read_header_timeout
+        return self._opened if cycle is None else now
+
     def _make_room(self) -> None:
+        """Close the connection idle the longest (an idle keep-alive, or one still sending its
+        headers), or this one if every other has a request running. Only past the bound: a scan."""
         guard = self.guard
-        oldest = next(iter(guard.idle))
-        if oldest is self:  # every other connection has a request running: this one waits no turn
+        now = self.loop.time()
+        oldest, since = None, now
+        for connection in self.connections:
+            if connection is not self and isinstance(connection, GuardedHttpToolsProtocol):
+                idle = connection._idle_since(now)
+                if idle is not None and (oldest is None or idle < since):
+                    oldest, since = connection, idle
+        if oldest is None:  # every other connection has a request running: this one waits no turn
             guard.refused += 1
             self.transport.abort()
             return
@@ -139,8 +232,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         oldest.transport.abort()
 
     def connection_lost(self, exc) -> None:
-        self.guard.idle.pop(self, None)
-        self.guard.reading.pop(self, None)
         if self._header_bytes > BIG_HEADERS:
             self.guard.trim_soon(self.loop)
         if self._stall_timer is not None:
@@ -154,30 +245,27 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     # ------------------------------------------------------------ the headers' time and size
     def data_received(self, data: bytes) -> None:
         if self._reading_headers:
-            if self._lingering:
-                return  # after a 431: read and drop what the client still sends
-            if self not in self.guard.reading and self.guard.read_header_timeout:
-                self.guard.reading_headers(self, self.loop)  # the first byte after an idle keep-alive: the headers' clock starts
-            self._header_bytes += len(data)
-            if self._header_bytes > self.guard.max_header_bytes:
+            self._header_bytes += len(data)  # the clock of these headers is the sweep's (Guard._sweep)
+            if self._header_bytes > self.max_header_bytes:
                 self._over_header_bytes(data)
                 return
-        super().data_received(data)
+        HttpToolsProtocol.data_received(self, data)
 
     def _over_header_bytes(self, data: bytes) -> None:
         """The bytes counted may include a body sent with the headers: feed what the bound still
         allows, and refuse only if the headers did not end within it."""
-        allowed = len(data) - (self._header_bytes - self.guard.max_header_bytes)
+        if self._lingering:
+            return  # after a 431: read and drop what the client still sends
+        allowed = len(data) - (self._header_bytes - self.max_header_bytes)
         if allowed > 0:
-            super().data_received(data[:allowed])
-            if not self._reading_headers:
-                super().data_received(data[allowed:])
+            HttpToolsProtocol.data_received(self, data[:allowed])
+            if not self._reading_headers or not self._header_bytes:  # they did (and maybe the whole message)
+                if not self.transport.is_closing():
+                    self.data_received(data[allowed:])
                 return
         if self.transport.is_closing():
             return
         self._lingering = True
-        self.guard.reading.pop(self, None)
-        self.guard.idle.pop(self, None)
         self.transport.write(HEADERS_TOO_LARGE)
         if self.transport.can_write_eof():
             self.transport.write_eof()
@@ -189,31 +277,68 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._reading_headers = False
-        guard = self.guard
-        guard.reading.pop(self, None)
-        guard.idle.pop(self, None)
-        super().on_headers_complete()
+        HttpToolsProtocol.on_headers_complete(self)
 
     def on_message_complete(self) -> None:
-        super().on_message_complete()
+        HttpToolsProtocol.on_message_complete(self)
         self._reading_headers = True  # whatever comes next is the next request's headers
         self._header_bytes = 0
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if not self.transport.is_closing() and self.cycle is not None and self.cycle.response_complete:
-            self.guard.idle[self] = None
+        self._header_deadline = None  # its clock starts with its first byte
 
     # ------------------------------------------------------------ admission
     def _start_asgi_task(self, cycle, app) -> None:
-        if app is self.app:  # not uvicorn's own 503
-            app = self.guard.admission.admit(cycle.scope, app)
-            if type(app) is Answer:
-                self._answer_now(cycle, app)
-                return
-            if type(app) is Counted and app.timeout:
-                self.guard.admission.track(app, self.loop, functools.partial(self._timed_out, cycle))
-        super()._start_asgi_task(cycle, app)
+        if app is not self.app:  # uvicorn's own 503
+            HttpToolsProtocol._start_asgi_task(self, cycle, app)
+            return
+        admission = self.admission
+        admitted = admission.enter(cycle.scope, app)
+        if admitted is READ_ONLY:
+            mutating, timeout = False, admission.limits.request_timeout
+        elif type(admitted) is Counted:
+            mutating, timeout = admitted.mutating, admitted.timeout
+        elif type(admitted) is Answer:
+            self._answer_now(cycle, admitted)
+            return
+        else:  # a watch (counted by its wrapper), or exempt
+            HttpToolsProtocol._start_asgi_task(self, cycle, admitted)
+            return
+        if not self._fast_tasks:  # uvicorn's reset_contextvars: its own way of creating the task
+            self._start_wrapped(cycle, Counted(admission, app, mutating, timeout))
+            return
+        # uvicorn's task, on uvicorn's cycle.run_asgi(app) (which catches everything) followed by the
+        # slot's release, in the task's last step: a done-callback would run one loop pass later,
+        # after the I/O of that pass, and a client that sends its next request as soon as it has
+        # its answer would find the slot still taken.
+        task = self.loop.create_task(self._run_read(cycle, app) if not mutating else self._run_mutating(cycle, app))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        if timeout:  # two attributes that the guard's deadline sweep reads: nothing to undo when it ends
+            self.deadline = self.loop.time() + timeout
+            self._timed_cycle = cycle
+            if self.guard._timing is not self.loop:
+                self.guard.time_requests(self.loop)
+
+    async def _run_read(self, cycle, app) -> None:
+        try:
+            await cycle.run_asgi(app)
+        finally:
+            self.admission.readonly -= 1
+
+    async def _run_mutating(self, cycle, app) -> None:
+        try:
+            await cycle.run_asgi(app)
+        finally:
+            self.admission.mutating -= 1
+
+    def _start_wrapped(self, cycle, counted: Counted) -> None:
+        if counted.timeout:
+            self.admission.track(counted, self.loop, lambda: self._timed_out(cycle))
+        HttpToolsProtocol._start_asgi_task(self, cycle, counted)
+
+    def expire(self) -> None:
+        """The deadline of the request running on this connection has passed (the guard's sweep)."""
+        cycle, self._timed_cycle = self._timed_cycle, None
+        self._timed_out(cycle)
 
     def _timed_out(self, cycle) -> None:
         """kube's WithTimeoutForNonLongRunningRequests, at the deadline of a request still running:

@@ -18,7 +18,8 @@ starts a request, so a request counts from the moment it is queued: what is in f
 event loop has to get through, and a flood is answered with 429s written at once (an
 :class:`Answer`, no task) instead of lengthening the queue in front of ``/readyz``. The ASGI app
 alone (in process, without that protocol) has none of this. Per request the cost is a few
-substring tests, two integer comparisons, a wrapper object and a dict entry (PERF: the hot path).
+string tests and an integer comparison (:meth:`Admission.enter`, for the protocol: no wrapper, no
+object; the protocol keeps the deadline on the connection, docs/overload-and-shutdown.md).
 """
 
 from __future__ import annotations
@@ -132,28 +133,50 @@ class Admission:
         self.draining = False  # set on SIGTERM: /readyz answers 503
         self.closing = False  # set once the listener is closed: new watches are refused
         self._too_many = Answer.status(errors.too_many_requests(TOO_MANY_REQUESTS))
-        # The requests under a deadline -> (deadline, on_timeout). One sweep every SWEEP_SECONDS
-        # finds the late ones, instead of a timer per request (armed and cancelled, a timer costs
-        # more than the rest of this module together): a deadline is kept to within that.
-        self.running: dict[Counted, tuple[float, Callable[[], None]]] = {}
+        # The wrapped requests under a deadline (in process; the connection protocol keeps its
+        # requests' deadlines on the connections: mockapi.http.connections.Guard). One sweep every
+        # SWEEP_SECONDS finds the late ones, instead of a timer per request (armed and cancelled, a
+        # timer costs more than the rest of this module together): a deadline is kept to within that.
+        self.running: set[Counted] = set()
         self._sweeping = None  # the event loop the sweep is scheduled on (an app may outlive a loop, in tests)
 
     def track(self, request: "Counted", loop, on_timeout: Callable[[], None]) -> None:
         """Call ``on_timeout()`` if ``request`` still runs ``request.timeout`` seconds from now."""
-        self.running[request] = (loop.time() + request.timeout, on_timeout)
+        request.deadline = loop.time() + request.timeout
+        request.on_timeout = on_timeout
+        self.running.add(request)
         if self._sweeping is not loop:
             self._sweeping = loop
             loop.call_later(SWEEP_SECONDS, self._sweep, loop)
 
     def _sweep(self, loop) -> None:
         now = loop.time()
-        for request in [request for request, (deadline, _) in self.running.items() if deadline <= now]:
-            _, on_timeout = self.running.pop(request)
-            on_timeout()
+        for request in [request for request in self.running if request.deadline <= now]:
+            self.running.discard(request)
+            request.on_timeout()
         if self.running:
             loop.call_later(SWEEP_SECONDS, self._sweep, loop)
         else:
             self._sweeping = None
+
+    def enter(self, scope, app):
+        """:meth:`admit` for the connection protocol, which runs the app itself and gives the slot
+        back (:meth:`leave`): ``READ_ONLY`` for a read without a query string counted at once (its
+        deadline is ``limits.request_timeout``), else what :meth:`admit` returns."""
+        path = scope["path"]
+        if scope["method"] == "GET" and not scope["query_string"] and path not in HEALTH_PATHS and "/watch/" not in path:
+            limit = self.limits.max_requests_inflight
+            if limit and self.readonly >= limit:
+                return self._too_many
+            self.readonly += 1
+            return READ_ONLY
+        return self.admit(scope, app)
+
+    def leave(self, mutating: bool) -> None:
+        if mutating:
+            self.mutating -= 1
+        else:
+            self.readonly -= 1
 
     def admit(self, scope, app):
         """``app`` wrapped to be counted, an :class:`Answer` (a 429; a health check, never
@@ -208,12 +231,15 @@ class Admission:
             del self.watchers_by_client[client]
 
 
-class Counted:
-    """One admitted request: it gives its slot back when it returns (the slot was taken at
-    admission). ``timeout`` is its deadline in seconds, which the connection protocol enforces
-    (:meth:`Admission.track`)."""
+READ_ONLY = object()  # Admission.enter: a read-only request was counted
 
-    __slots__ = ("admission", "app", "mutating", "timeout")
+
+class Counted:
+    """One admitted request, run in process (:meth:`Admission.admit`): it gives its slot back when
+    it returns (the slot was taken at admission). ``timeout`` is its deadline in seconds
+    (:meth:`Admission.track`); the connection protocol runs the app itself instead."""
+
+    __slots__ = ("admission", "app", "mutating", "timeout", "deadline", "on_timeout")
 
     def __init__(self, admission: Admission, app, mutating: bool, timeout: float) -> None:
         self.admission, self.app, self.mutating, self.timeout = admission, app, mutating, timeout
@@ -227,11 +253,8 @@ class Counted:
                 raise  # cancelled at the end of the shutdown grace period: the connection is gone, say nothing
         finally:
             if self.timeout:
-                admission.running.pop(self, None)
-            if self.mutating:
-                admission.mutating -= 1
-            else:
-                admission.readonly -= 1
+                admission.running.discard(self)
+            admission.leave(self.mutating)
 
 
 class _Watch:
