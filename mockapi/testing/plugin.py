@@ -72,21 +72,22 @@ def mockapi_rbac_server():
 @pytest.fixture
 def mockapi_rbac(mockapi_rbac_server, request):
     """The RBAC server, reset, with this test's ``@pytest.mark.mockapi`` applied (as the admin)."""
-    mockapi_rbac_server.reset()
-    marker = request.node.get_closest_marker("mockapi")
-    if marker is not None:
-        _apply(mockapi_rbac_server, marker, request.config.rootpath)
-    return mockapi_rbac_server
+    return _prepared(mockapi_rbac_server, request)
 
 
 @pytest.fixture
 def mockapi(mockapi_server, request):
     """The session's mockapi, reset, with this test's ``@pytest.mark.mockapi`` applied."""
-    mockapi_server.reset()
+    return _prepared(mockapi_server, request)
+
+
+def _prepared(server, request):
+    """``server`` reset, with the test's ``@pytest.mark.mockapi`` applied."""
+    server.reset()
     marker = request.node.get_closest_marker("mockapi")
     if marker is not None:
-        _apply(mockapi_server, marker, request.config.rootpath)
-    return mockapi_server
+        _apply(server, marker, request.config.rootpath)
+    return server
 
 
 @pytest.fixture
