@@ -17,7 +17,8 @@ import orjson
 from mockapi import app, gvk
 from mockapi.http import discovery as discovery_
 from mockapi.http import openapi
-from mockapi.registry import builtin
+from mockapi.registry import builtin, kinds
+from mockapi.registry.strategy import Strategy
 from mockapi.registry.types import TypeRegistry
 from mockapi.settings import Settings
 
@@ -109,3 +110,23 @@ def test_a_second_server_in_the_process_shares_the_first_ones_schemas():
     first, second = app.build(Settings()), app.build(Settings())
     kind = ("apps", "v1", "Deployment")
     assert first.types.by_kind(*kind).schema is second.types.by_kind(*kind).schema
+
+
+def test_every_strategy_named_in_the_kinds_table_resolves_and_its_module_serves_that_group():
+    for (group, _), name in {**kinds.BUILTIN, **kinds.CUSTOM}.items():
+        cls = kinds.strategy_class(name)
+        assert issubclass(cls, Strategy), name
+        module = sys.modules[cls.__module__]
+        assert getattr(module, "GROUP", group) == group or module.__name__.endswith(".strategy"), name
+
+
+def test_building_a_server_imports_only_the_strategies_of_the_kinds_it_seeds():
+    script = (
+        "import json, sys\nfrom mockapi import app\nfrom mockapi.settings import Settings\n"
+        "server = app.build(Settings(allocator=True))\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    unused = {"mockapi.registry.devices", "mockapi.registry.batch", "mockapi.registry.networking", "mockapi.registry.corekinds", "mockapi.cel"}
+    assert not loaded & unused
