@@ -393,9 +393,6 @@ def _mount_allocator(server: Server, fallback) -> None:
     (``?kind=DevicePrivilegedClaim`` for those): the allocator's full diagnosis of one claim. Its
     modules are imported when its task starts or the first explanation is asked for: start-up
     needs none of them."""
-    import orjson
-    from starlette.responses import Response
-
     from mockapi.auth import identities
 
     if server.settings.allocator:
@@ -409,6 +406,8 @@ def _mount_allocator(server: Server, fallback) -> None:
         server.background.append(allocate)
 
     async def explain(request):
+        from starlette.responses import Response
+
         from mockapi.controllers import allocator as allocator_
 
         kind = request.query_params.get("kind", "DeviceClaim")
