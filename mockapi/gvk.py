@@ -7,8 +7,8 @@ users apply at run time — one path for all of them.
 
 Its ``schema`` may be given as a function that returns it: the built-in kinds register from a
 small index (:mod:`mockapi.registry.builtin`) and read their schema when it is first needed — the
-first request for the resource, the first OpenAPI document of its group-version — so ~40 kinds
-cost nothing at start-up until used.
+first write of the kind, the first OpenAPI v3 fetch — so ~40 kinds cost nothing at start-up until
+used.
 """
 
 from __future__ import annotations

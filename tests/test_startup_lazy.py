@@ -130,3 +130,9 @@ def test_building_a_server_imports_only_the_strategies_of_the_kinds_it_seeds():
     loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
     unused = {"mockapi.registry.devices", "mockapi.registry.batch", "mockapi.registry.networking", "mockapi.registry.corekinds", "mockapi.cel"}
     assert not loaded & unused
+
+
+def test_the_allocation_policies_checked_at_build_are_the_allocators():
+    from mockapi.controllers.allocator import score
+
+    assert app._ALLOCATION_POLICIES == score.POLICIES
