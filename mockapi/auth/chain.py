@@ -22,6 +22,7 @@ authorizer's call (RBAC: a ClusterRole with ``nonResourceURLs: ["/mockapi/*"]`` 
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Callable
@@ -36,7 +37,8 @@ from mockapi.auth.authz import AlwaysAllow, Attributes, Authorizer, Decision
 from mockapi.auth.user import ALL_AUTHENTICATED, MASTERS, UNAUTHENTICATED_ADMIN, UserInfo
 from mockapi.http import requestinfo, responses
 
-PEER_CERTIFICATE = "mockapi.peer_certificate"  # the scope key mockapi.auth.tls puts a verified client certificate under
+log = logging.getLogger("mockapi.auth")
+PEER_CERTIFICATE = "mockapi.peer_certificate"  # the scope key mockapi.auth.tls puts a connection's client certificate under
 UNAUTHORIZED = errors.StatusError(401, "Unauthorized", "Unauthorized", {})
 _PUBLIC = ("/healthz", "/livez", "/readyz")
 _BASIC_USER = frozenset({"selfsubjectreviews", "selfsubjectaccessreviews", "selfsubjectrulesreviews"})
@@ -100,7 +102,9 @@ class Chain:
         record = Record(self.audit, scope, info) if self.audit is not None else None
         try:
             user = self._authenticate(scope, headers)
-        except Unauthorized:
+        except Unauthorized as exc:
+            if exc.args:
+                log.error('"Unable to authenticate the request" err=%s', orjson.dumps(exc.args[0]).decode())
             if record is not None:
                 record.begin(UserInfo(""))
                 record.end(401, UNAUTHORIZED.status())
