@@ -26,7 +26,7 @@ from typing import Any
 
 from mockapi.auth.authz import Attributes
 from mockapi.auth.user import UNAUTHENTICATED_ADMIN, UserInfo
-from mockapi.schema.goformat import go_quote
+from mockapi.registry.reviews import parse_selectors
 
 
 def review(rbac: Any, kind: str, obj: dict, requester: Any) -> dict:
@@ -68,12 +68,7 @@ def attributes_and_problems(user: UserInfo, spec: dict) -> tuple[Attributes, lis
     (kube's ``BuildEvaluationError``)."""
     resource = spec.get("resourceAttributes")
     if isinstance(resource, dict):
-        fields, field_error = field_requirements(resource.get("fieldSelector"))
-        labels, label_error = label_requirements(resource.get("labelSelector"))
-        problems = [
-            f"spec.resourceAttributes.{which} {'partially ' if parsed else ''}ignored due to parse error"
-            for which, parsed, error in (("fieldSelector", fields, field_error), ("labelSelector", labels, label_error)) if error
-        ]  # fmt: skip
+        fields, labels, problems = parse_selectors(resource)
         attrs = Attributes(
             user=user, verb=resource.get("verb") or "", api_group=resource.get("group") or "",
             api_version=resource.get("version") or "", resource=resource.get("resource") or "",
@@ -83,75 +78,6 @@ def attributes_and_problems(user: UserInfo, spec: dict) -> tuple[Attributes, lis
         return attrs, problems
     non_resource = spec.get("nonResourceAttributes") if isinstance(spec.get("nonResourceAttributes"), dict) else {}
     return Attributes(user=user, verb=non_resource.get("verb") or "", resource_request=False, path=non_resource.get("path") or ""), []
-
-
-def field_requirements(selector: Any) -> tuple[tuple, str]:
-    """``FieldSelectorAttributes`` as (field, "=" or "!=", value) terms, and why some were dropped ("" if none)."""
-    from mockapi import errors, selectors
-
-    if not isinstance(selector, dict):
-        return (), ""
-    terms: list = []
-    problems: list[str] = []
-    raw = selector.get("rawSelector")
-    if isinstance(raw, str) and raw:
-        try:
-            parsed = selectors.FieldSelector.parse(raw)
-        except errors.StatusError as exc:
-            problems.append(exc.message)
-        else:
-            terms = [(field, "!=" if negated else "=", value) for field, value, negated in parsed._terms]
-    requirements = selector.get("requirements")
-    if isinstance(requirements, list) and requirements:
-        terms, problems = [], []
-        for requirement in requirements:
-            requirement = requirement if isinstance(requirement, dict) else {}
-            operator, values = requirement.get("operator"), requirement.get("values") or []
-            if len(values) > 1:
-                problems.append("fieldSelectors do not yet support multiple values")
-            elif operator in ("In", "NotIn"):
-                if len(values) != 1:
-                    problems.append(f"fieldSelectors {'in' if operator == 'In' else 'not in'} must have one value")
-                else:
-                    terms.append((str(requirement.get("key") or ""), "=" if operator == "In" else "!=", str(values[0])))
-            elif operator in ("Exists", "DoesNotExist"):
-                problems.append(f"fieldSelectors do not yet support {operator}")
-            else:
-                problems.append(f"{go_quote(str(operator or ''))} is not a valid field selector operator")
-    return tuple(terms), "; ".join(problems)
-
-
-_LABEL_OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
-
-
-def label_requirements(selector: Any) -> tuple[tuple, str]:
-    """``LabelSelectorAttributes`` as :class:`mockapi.selectors.Requirement` s, and why some were dropped."""
-    from mockapi import errors, names, selectors
-
-    if not isinstance(selector, dict):
-        return (), ""
-    found: list = []
-    problems: list[str] = []
-    raw = selector.get("rawSelector")
-    if isinstance(raw, str) and raw:
-        try:
-            found = list(selectors.LabelSelector.parse(raw).requirements)
-        except errors.StatusError as exc:
-            problems.append(exc.message)
-    requirements = selector.get("requirements")
-    if isinstance(requirements, list) and requirements:
-        found, problems = [], []
-        for requirement in requirements:
-            requirement = requirement if isinstance(requirement, dict) else {}
-            operator = _LABEL_OPERATORS.get(requirement.get("operator"))
-            key, values = str(requirement.get("key") or ""), [str(v) for v in requirement.get("values") or []]
-            if operator is None:
-                problems.append(f"{go_quote(str(requirement.get('operator') or ''))} is not a valid label selector operator")
-            elif names.qualified_name_errors(key) or (operator in ("in", "notin")) != bool(values) or any(names.label_value_errors(v) for v in values):
-                problems.append(f"invalid label requirement {key}")  # labels.NewRequirement's errors
-            else:
-                found.append(selectors.Requirement(key, operator, tuple(sorted(set(values)))))
-    return tuple(found), "; ".join(problems)
 
 
 def rules_review(rbac: Any, user: UserInfo, namespace: str) -> dict:
