@@ -61,10 +61,27 @@ def attributes(info, user: UserInfo) -> Attributes:
     """What the authorizer decides on (kube's ``GetAuthorizerAttributes``)."""
     if not info.is_resource_request:
         return Attributes(user, info.method.lower(), resource_request=False, path=info.path)
+    query = info.query
     return Attributes(
         user, info.verb, api_group=info.group, api_version=info.version, resource=info.resource,
         subresource=info.subresource, namespace=info.namespace, name=info.name, path=info.path,
+        field_selector=_field_selector(query["fieldSelector"]) if "fieldSelector" in query else (),
+        label_selector=_label_selector(query["labelSelector"]) if "labelSelector" in query else (),
     )  # fmt: skip
+
+
+def _field_selector(text: str) -> tuple:
+    """The request's field selector as the authorizer sees it (kube's AuthorizeWithSelectors); one
+    that does not parse is none here (the handler answers its 400)."""
+    from mockapi.registry.reviews import field_requirements
+
+    return field_requirements({"rawSelector": text})[0]
+
+
+def _label_selector(text: str) -> tuple:
+    from mockapi.registry.reviews import label_requirements
+
+    return label_requirements({"rawSelector": text})[0]
 
 
 def forbidden(attrs: Attributes, decision: Decision) -> errors.StatusError:
