@@ -173,3 +173,17 @@ def test_the_handshake_accepts_any_certificate_once_deferred(tmp_path):
         server_in.write(client_out.read())
         client_in.write(server_out.read())
     assert server.getpeercert(binary_form=True) == ssl.PEM_cert_to_DER_cert(other.admin_cert.read_text())
+
+
+def test_uvicorn_is_told_to_defer_or_to_verify_at_the_handshake(monkeypatch, tmp_path):
+    generated = tls.generate(tmp_path)
+    files = dict(cert_file=generated.cert, key_file=generated.key, client_ca_file=generated.ca)
+    monkeypatch.setattr(tls, "_DEFERRING", None)
+    assert tls.deferring()  # uvicorn >= 0.47 and CPython's ssl here
+    deferred = tls.uvicorn_options(**files)
+    assert deferred["ssl_cert_reqs"] == ssl.CERT_OPTIONAL and deferred["ssl_context_factory"] is tls._deferring_context
+    assert deferred["wrap_protocol"].keywords["verifier"].roots[0].subject.rfc4514_string() == "CN=mockapi-ca"
+    monkeypatch.setattr(tls, "_DEFERRING", False)  # the fallback: the handshake verifies, as before
+    at_handshake = tls.uvicorn_options(**files)
+    assert "ssl_context_factory" not in at_handshake and at_handshake["wrap_protocol"] is tls.tls_protocol
+    assert "ssl_context_factory" not in tls.uvicorn_options(cert_file=generated.cert, key_file=generated.key, client_ca_file=None)
