@@ -14,7 +14,9 @@ kube's defaults, the DefaultIngressClass admission plugin, and the validation cl
   required, at most 250 characters and immutable; parameters name a kind and a name, and a
   namespace exactly when ``scope: Namespace``.
 - **NetworkPolicy**: ``policyTypes`` defaults to ``[Ingress]``, plus ``Egress`` when there are
-  egress rules; a port's ``protocol`` to ``TCP`` (schema default). Validation: policy types,
+  egress rules; a port's ``protocol`` to ``TCP`` (schema default). Empty ``ingress``/``egress``
+  lists and a rule's empty ``from``/``to``/``ports`` are left out, as kube's serialization does
+  (Go slices with omitempty): ``ingress: []`` and no ``ingress`` mean the same. Validation: policy types,
   port protocols, ``endPort`` needs a numeric ``port`` no greater than it.
 """
 
@@ -177,9 +179,11 @@ class NetworkPolicyStrategy(Strategy):
     def prepare_for_create(self, obj: dict) -> None:
         super().prepare_for_create(obj)
         _default_policy_types(obj)
+        _omit_empty_rules(obj)
 
     def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
         _default_policy_types(new)
+        _omit_empty_rules(new)
         return super().prepare_for_update(new, old, subresource=subresource)
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
@@ -199,6 +203,20 @@ class NetworkPolicyStrategy(Strategy):
         if len(types) > len(POLICY_TYPES):
             problems.append(errors.FieldError("invalid", "spec.policyTypes", "may not specify more than two policyTypes", value=types))
         return problems
+
+
+def _omit_empty_rules(obj: dict) -> None:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for direction, peers in (("ingress", "from"), ("egress", "to")):
+        rules = spec.get(direction)
+        if rules == []:
+            del spec[direction]
+        for rule in rules or []:
+            for key in (peers, "ports"):
+                if isinstance(rule, dict) and rule.get(key) == []:
+                    del rule[key]
 
 
 def _default_policy_types(obj: dict) -> None:
