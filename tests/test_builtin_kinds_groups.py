@@ -161,7 +161,8 @@ def test_hpa_defaults(server):
     assert spec["metrics"] == [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
     assert spec["behavior"]["scaleUp"] == {"selectPolicy": "Min", "stabilizationWindowSeconds": 0,
                                           "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]}  # fmt: skip
-    assert spec["behavior"]["scaleDown"] == {"stabilizationWindowSeconds": 300, "selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+    # GenerateHPAScaleDownRules leaves the window out: the controller's --horizontal-pod-autoscaler-downscale-stabilization (300 s) applies
+    assert spec["behavior"]["scaleDown"] == {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
     assert cells(server, "autoscaling/v2", "HorizontalPodAutoscaler", hpa)[:6] == ["h", "Deployment/web", "cpu: <unknown>/80%", 1, 3, 0]
 
 

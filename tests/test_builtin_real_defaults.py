@@ -7,7 +7,8 @@ creates ``sent`` in an in-process mockapi and compares the two objects field by 
 out what differs by nature. What is left out, per kind, is in ``IGNORED`` with the reason; what
 every kind leaves out is in ``ALWAYS_IGNORED``.
 
-``tests/manifests/real-responses/kube-defaults.yaml`` holds a second kind of sample: kube's own
+``tests/manifests/real-responses/kube-defaults.yaml`` holds a second kind of sample, one per
+document (each ``name``d): kube's own
 expectations of its defaulting functions (``pkg/apis/<group>/v1/defaults_test.go``: an object in,
 the defaulted object out), for the kinds no recorded response was found for. They are checked the
 same way. A recording that shows only part of the object (the documentation's excerpts) names
@@ -107,7 +108,7 @@ def load_samples() -> list[tuple[str, dict]]:
     samples = []
     for path in sorted(RESPONSES.glob("*.yaml")):
         for index, doc in enumerate(yaml.safe_load_all(path.read_text(encoding="utf-8"))):
-            samples.append((f"{path.stem}[{index}]" if index else path.stem, doc))
+            samples.append((doc.get("name") or (f"{path.stem}[{index}]" if index else path.stem), doc))
     return samples
 
 
