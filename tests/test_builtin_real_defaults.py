@@ -209,3 +209,100 @@ def test_a_jobs_generated_selector_and_labels_carry_its_uid(server):
     assert job["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
     for labels in (job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"]):
         assert labels["batch.kubernetes.io/controller-uid"] == labels["controller-uid"] == uid
+
+
+# --------------------------------------------- what the comparison found, case by case
+def _workload(kind: str, name: str, **spec: Any) -> dict:
+    template = {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": name}}, "template": template, **spec}}  # fmt: skip
+
+
+def update(server, body: dict) -> dict:
+    group, _, version = body["apiVersion"].rpartition("/")
+    rt = server.types.by_kind(group, version, body["kind"])
+    return orjson.loads(server.registry.update(rt, "default", body["metadata"]["name"], body, WriteOptions()).raw)
+
+
+@pytest.mark.parametrize(
+    "image, policy",
+    [
+        ("busybox", "Always"),
+        ("busybox:latest", "Always"),
+        ("busybox:1.36", "IfNotPresent"),
+        ("registry.local:5000/team/app", "Always"),
+        ("registry.local:5000/team/app:v2", "IfNotPresent"),
+        ("busybox@sha256:" + "a" * 64, "IfNotPresent"),
+        ("busybox:latest@sha256:" + "a" * 64, "Always"),
+    ],
+)
+def test_a_templates_image_pull_policy_follows_the_tag(image, policy):
+    from mockapi.registry.workloads import image_pull_policy
+
+    assert image_pull_policy(image) == policy
+
+
+def test_template_defaults_keep_what_the_client_gave(server):
+    body = _workload("Deployment", "kept")
+    body["spec"]["template"]["spec"].update(serviceAccount="legacy", containers=[{"name": "c", "image": "busybox", "imagePullPolicy": "Never", "resources": {"limits": {"cpu": "1"}}}])
+    spec = create(server, body)["spec"]["template"]["spec"]
+    assert spec["containers"][0]["imagePullPolicy"] == "Never"
+    assert spec["containers"][0]["resources"] == {"limits": {"cpu": "1"}}  # no requests from limits in a template
+    assert spec["serviceAccountName"] == spec["serviceAccount"] == "legacy"
+    assert "enableServiceLinks" not in spec
+
+
+def test_a_daemon_sets_template_generation_counts_template_changes_only(server):
+    made = create(server, _workload("DaemonSet", "gen"))
+    assert made["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "1"
+    made["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = "7"  # the client's value is not kept
+    made["spec"]["minReadySeconds"] = 5
+    changed = update(server, made)
+    assert changed["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "1"
+    changed["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:1.36"
+    rolled = update(server, changed)
+    assert rolled["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "2"
+    assert rolled["metadata"]["generation"] == 3
+
+
+def test_a_stateful_sets_explicit_rolling_update_gets_no_rolling_update_block(server):
+    """SetDefaults_StatefulSet adds rollingUpdate (partition 0) only when it sets the type itself."""
+    made = create(server, {**_workload("StatefulSet", "explicit", serviceName="explicit", updateStrategy={"type": "RollingUpdate"})})
+    assert made["spec"]["updateStrategy"] == {"type": "RollingUpdate"}
+
+
+def test_stateful_set_claim_templates_are_served_as_claims(server):
+    claim = {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    made = create(server, _workload("StatefulSet", "claims", serviceName="claims", volumeClaimTemplates=[claim]))
+    served = made["spec"]["volumeClaimTemplates"][0]
+    assert served["apiVersion"] == "v1" and served["kind"] == "PersistentVolumeClaim"
+    assert served["spec"]["volumeMode"] == "Filesystem" and served["status"] == {"phase": "Pending"}
+
+
+def test_job_defaults_that_depend_on_other_fields(server):
+    template = {"spec": {"containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"}}
+    indexed = create(server, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "per-index", "namespace": "default"},
+                              "spec": {"completionMode": "Indexed", "completions": 3, "backoffLimitPerIndex": 1, "template": template}})  # fmt: skip
+    assert indexed["spec"]["backoffLimit"] == 2**31 - 1 and indexed["spec"]["manualSelector"] is False
+    policy = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+    failing = create(server, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "policy", "namespace": "default"},
+                              "spec": {"podFailurePolicy": policy, "template": template}})  # fmt: skip
+    assert failing["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"] == [{"type": "DisruptionTarget", "status": "True"}]
+    assert failing["spec"]["podReplacementPolicy"] == "Failed" and failing["spec"]["backoffLimit"] == 6
+
+
+def test_a_cron_jobs_job_template_gets_pod_defaults_but_no_job_defaults(server):
+    template = {"spec": {"containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"}}
+    made = create(server, {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "cron", "namespace": "default"},
+                           "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": template}}}})  # fmt: skip
+    job_spec = made["spec"]["jobTemplate"]["spec"]
+    assert set(job_spec) == {"template"}
+    assert job_spec["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Always"
+
+
+def test_empty_network_policy_rules_are_left_out_and_a_false_global_default_too(server):
+    made = create(server, {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "np", "namespace": "default"},
+                           "spec": {"podSelector": {}, "ingress": [{"from": [], "ports": []}], "egress": []}})  # fmt: skip
+    assert made["spec"] == {"podSelector": {}, "ingress": [{}], "policyTypes": ["Ingress"]}
+    pc = create(server, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "pc-false"}, "value": 5, "globalDefault": False})
+    assert "globalDefault" not in pc
