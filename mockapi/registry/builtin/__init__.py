@@ -70,8 +70,11 @@ def _serialized() -> bytes:
     manifests = [orjson.loads(path.read_bytes()) if path.suffix == ".json" else _load(path) for path in paths]
     pod = next(m for m in manifests if m["spec"]["group"] == "" and m["spec"]["names"]["kind"] == "Pod")
     pod_spec = pod["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    # SetDefaults_Pod, not SetDefaults_PodSpec, sets enableServiceLinks: a template has no default
+    template_spec = orjson.loads(orjson.dumps(pod_spec))
+    template_spec["properties"]["enableServiceLinks"].pop("default", None)
     for manifest in manifests:
-        _fill(manifest, pod_spec)
+        _fill(manifest, template_spec)
     return orjson.dumps(manifests)
 
 
