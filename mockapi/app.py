@@ -269,12 +269,18 @@ def _secure(server: Server, authorizer=None) -> None:
 
 
 def _authorizer(mode: str, registry: Registry):
-    if mode != "RBAC":
-        raise ValueError(f'authorization mode "{mode}" is not supported (AlwaysAllow or RBAC)')
+    modes = mode.split(",")
+    if "RBAC" not in modes or not set(modes) <= {"RBAC", "Node"} or len(set(modes)) != len(modes):
+        raise ValueError(f'authorization mode "{mode}" is not supported (AlwaysAllow, RBAC, or Node,RBAC)')
     from mockapi.auth import identities, rbac  # the RBAC authorizer reads Roles and bindings from the registry
 
     authorizer = rbac.RBACAuthorizer(registry)
     identities.bootstrap(registry)  # the built-in controllers' ServiceAccounts and roles (schemas/rbac)
+    if "Node" in modes:  # kube's Node authorizer in front of (or behind) RBAC, a union (mockapi.auth.node)
+        from mockapi.auth import node
+
+        by_mode = {"Node": node.NodeAuthorizer(registry.store), "RBAC": authorizer}
+        authorizer = node.Union(registry, [by_mode[m] for m in modes], authorizer)
     return authorizer
 
 
@@ -284,7 +290,7 @@ def local_client(server: Server, identity=None):
     audit log is on; in the default mode a plain LocalClient (nothing checked, nothing logged)."""
     from mockapi.client import LocalClient
 
-    authorizer = server.authorizer if server.settings.authorization_mode == "RBAC" else None
+    authorizer = server.authorizer if "RBAC" in server.settings.authorization_mode.split(",") else None
     return LocalClient(server.registry, identity, authorizer=authorizer, audit=server.audit)
 
 

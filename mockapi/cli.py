@@ -173,7 +173,7 @@ def _auth_options(serve) -> None:
     serve.add_argument("--token-auth-file", type=Path, default=_env("TOKEN_AUTH_FILE", None), metavar="FILE", help='bearer tokens, kube\'s CSV format: token,user,uid,"group1,group2"')
     serve.add_argument("--client-ca-file", type=Path, default=_env("CLIENT_CA_FILE", None), metavar="FILE", help="client certificates this CA signed authenticate (CN: user, O: groups)")
     serve.add_argument("--anonymous-auth", type=_bool, nargs="?", const=True, default=_env("ANONYMOUS_AUTH", False), metavar="BOOL", help="requests without credentials run as system:anonymous (default false: 401)")
-    serve.add_argument("--authorization-mode", choices=("AlwaysAllow", "RBAC"), default=_env("AUTHORIZATION_MODE", "AlwaysAllow"), help="AlwaysAllow (default) or RBAC (Roles and bindings decide; system:masters may do anything)")
+    serve.add_argument("--authorization-mode", choices=("AlwaysAllow", "RBAC", "Node,RBAC", "RBAC,Node"), default=_env("AUTHORIZATION_MODE", "AlwaysAllow"), help="AlwaysAllow (default), RBAC (Roles and bindings decide; system:masters may do anything) or Node,RBAC (kube's Node authorizer for system:node:<name> first)")
     serve.add_argument("--tls-cert-file", type=Path, default=_env("TLS_CERT_FILE", None), metavar="FILE", help="serve HTTPS with this certificate (PEM)")
     serve.add_argument("--tls-private-key-file", type=Path, default=_env("TLS_PRIVATE_KEY_FILE", None), metavar="FILE", help="the key of --tls-cert-file")
     serve.add_argument("--generate-certs", type=Path, default=_env("GENERATE_CERTS", None), metavar="DIR", help="generate a CA, a serving certificate and an admin client certificate in DIR, serve HTTPS, and write DIR/kubeconfig")

@@ -67,6 +67,11 @@ def test_a_pdb_starts_with_kubes_zero_status_and_generation_one(server):
     ({"maxUnavailable": -1}, "spec.maxUnavailable: Invalid value: -1: must be greater than or equal to 0"),
     ({"unhealthyPodEvictionPolicy": "Never"}, 'spec.unhealthyPodEvictionPolicy: Unsupported value: "Never": supported values: "AlwaysAllow", "IfHealthyBudget"'),
     ({"selector": {"matchExpressions": [{"key": "a", "operator": "In"}]}}, "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+    # ValidateLabelSelector: keys are qualified names, values label values (matchLabels reported at matchLabels)
+    ({"selector": {"matchLabels": {"bad key": "v"}}}, 'spec.selector.matchLabels: Invalid value: "bad key": name part must consist of alphanumeric characters'),
+    ({"selector": {"matchLabels": {"a": "-v"}}}, 'spec.selector.matchLabels: Invalid value: "-v": a valid label must be an empty string or consist of alphanumeric'),
+    ({"selector": {"matchExpressions": [{"key": "a/b/c", "operator": "Exists"}]}}, 'spec.selector.matchExpressions[0].key: Invalid value: "a/b/c": a qualified name must consist of'),
+    ({"selector": {"matchExpressions": [{"key": "a", "operator": "In", "values": ["ok", "not ok"]}]}}, 'spec.selector.matchExpressions[0].values[1]: Invalid value: "not ok": a valid label must be'),
 ])  # fmt: skip
 def test_pdb_refusals(server, spec, message):
     assert message in refused(lambda: create(server, "policy/v1", "PodDisruptionBudget", {"metadata": {"name": "p"}, "spec": spec}))
@@ -101,6 +106,43 @@ def test_ingress_cells_follow_kubes_printer(server):
 def test_ingress_backend_refusals(server, backend, message):
     body = {"metadata": {"name": "i"}, "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Exact", "backend": backend}]}}]}}
     assert message in refused(lambda: create(server, "networking.k8s.io/v1", "Ingress", body))
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"rules": [{"host": "Foo.example.com"}]}, 'spec.rules[0].host: Invalid value: "Foo.example.com": a lowercase RFC 1123 subdomain must consist of'),
+    ({"rules": [{"host": "10.0.0.1"}]}, 'spec.rules[0].host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address'),
+    ({"rules": [{"host": "foo.*.example.com"}]}, 'spec.rules[0].host: Invalid value: "foo.*.example.com": a wildcard DNS-1123 subdomain must start with \'*.\''),
+    ({"rules": [{"host": "a.example.com"}], "tls": [{"hosts": ["ok.example.com", "bad_host"], "secretName": "tls"}]}, 'spec.tls[0].hosts[1]: Invalid value: "bad_host": a lowercase RFC 1123 subdomain'),
+    ({"rules": [{"host": "a.example.com"}], "tls": [{"hosts": ["*.example.com"], "secretName": "Bad"}]}, 'spec.tls[0].secretName: Invalid value: "Bad": a lowercase RFC 1123 subdomain'),
+])  # fmt: skip
+def test_ingress_host_and_tls_refusals(server, spec, message):
+    assert message in refused(lambda: create(server, "networking.k8s.io/v1", "Ingress", {"metadata": {"name": "i"}, "spec": spec}))
+
+
+def test_ingress_hosts_kube_accepts(server):
+    spec = {"rules": [{"host": "*.example.com"}, {"host": "a.b.example.com"}], "tls": [{"hosts": ["*.example.com", "a.b.example.com"], "secretName": "tls"}]}
+    assert create(server, "networking.k8s.io/v1", "Ingress", {"metadata": {"name": "ok"}, "spec": spec})["spec"]["rules"][0]["host"] == "*.example.com"
+
+
+@pytest.mark.parametrize(("peer", "message"), [
+    ({"ipBlock": {"cidr": "10.0.0.0"}}, 'spec.ingress[0].from[0].ipBlock.cidr: Invalid value: "10.0.0.0": not a valid CIDR'),
+    ({"ipBlock": {"cidr": "10.0.0.0/8", "except": ["11.0.0.0/16"]}}, 'spec.ingress[0].from[0].ipBlock.except[0]: Invalid value: "11.0.0.0/16": must be a strict subset of `cidr`'),
+    ({"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.0.0.0/8"]}}, 'spec.ingress[0].from[0].ipBlock.except[0]: Invalid value: "10.0.0.0/8": must be a strict subset of `cidr`'),
+    ({"ipBlock": {"cidr": "10.0.0.0/8", "except": ["nope"]}}, 'spec.ingress[0].from[0].ipBlock.except[0]: Invalid value: "nope": not a valid CIDR'),
+    ({"ipBlock": {"cidr": "10.0.0.0/8"}, "podSelector": {}}, "spec.ingress[0].from[0]: Forbidden: may not specify both ipBlock and another peer"),
+    ({}, "spec.ingress[0].from[0]: Required value: must specify a peer"),
+    ({"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "bad value!"}}}, 'spec.ingress[0].from[0].namespaceSelector.matchLabels: Invalid value: "bad value!"'),
+])  # fmt: skip
+def test_network_policy_peer_refusals(server, peer, message):
+    body = {"metadata": {"name": "np"}, "spec": {"podSelector": {}, "ingress": [{"from": [peer]}]}}
+    assert message in refused(lambda: create(server, "networking.k8s.io/v1", "NetworkPolicy", body))
+
+
+def test_network_policy_ip_blocks_kube_accepts(server):
+    peers = [{"ipBlock": {"cidr": "10.0.0.1/8", "except": ["10.1.0.0/16", "10.2.3.4/32"]}}, {"ipBlock": {"cidr": "2001:db8::/32", "except": ["2001:db8:1::/48"]}},
+             {"podSelector": {"matchLabels": {"app": "a"}}, "namespaceSelector": {}}]  # fmt: skip
+    made = create(server, "networking.k8s.io/v1", "NetworkPolicy", {"metadata": {"name": "ok"}, "spec": {"podSelector": {}, "ingress": [{"from": peers}]}})
+    assert made["spec"]["ingress"][0]["from"] == peers
 
 
 def test_ingress_class_scope_default_and_refusals(server):
@@ -161,7 +203,8 @@ def test_hpa_defaults(server):
     assert spec["metrics"] == [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
     assert spec["behavior"]["scaleUp"] == {"selectPolicy": "Min", "stabilizationWindowSeconds": 0,
                                           "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]}  # fmt: skip
-    assert spec["behavior"]["scaleDown"] == {"stabilizationWindowSeconds": 300, "selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+    # GenerateHPAScaleDownRules leaves the window out: the controller's --horizontal-pod-autoscaler-downscale-stabilization (300 s) applies
+    assert spec["behavior"]["scaleDown"] == {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
     assert cells(server, "autoscaling/v2", "HorizontalPodAutoscaler", hpa)[:6] == ["h", "Deployment/web", "cpu: <unknown>/80%", 1, 3, 0]
 
 

@@ -3,8 +3,10 @@ authenticators it unions).
 
 Three ways in, tried in kube-apiserver's order:
 
-- a client certificate, verified by the TLS handshake against ``--client-ca-file`` (CN is the user
-  name, each O a group; k8s.io/apiserver/pkg/authentication/request/x509);
+- a client certificate signed by ``--client-ca-file`` (CN is the user name, each O a group;
+  k8s.io/apiserver/pkg/authentication/request/x509), verified after the handshake
+  (:mod:`mockapi.auth.clientcerts`) — one that fails is an error, but as kube's union of
+  authenticators a valid bearer token on the same request still authenticates it;
 - a bearer token (``Authorization: Bearer ...``) from the static token file
   (``--token-auth-file``, CSV ``token,user,uid,"group1,group2"``) or from the tokens this server
   minted for tests (:meth:`TokenTable.mint`, over ``POST /mockapi/v1/users``). Minted tokens are
@@ -12,7 +14,10 @@ Three ways in, tried in kube-apiserver's order:
 - nothing: ``system:anonymous`` in ``system:unauthenticated`` when anonymous requests are allowed
   (``--anonymous-auth``), else 401.
 
-A bearer token that matches nothing is a 401 even when anonymous requests are allowed, as in kube.
+A bearer token that matches nothing, or a client certificate that fails, is a 401 even when
+anonymous requests are allowed, as in kube (its anonymous authenticator is behind a fail-on-error
+union); the 401's reason is logged as kube logs it (``"Unable to authenticate the request"
+err="invalid bearer token"``). Without credentials there is nothing to log.
 Every authenticated user is also in ``system:authenticated`` (kube's AuthenticatedGroupAdder).
 """
 
@@ -22,13 +27,15 @@ import csv
 import secrets
 from pathlib import Path
 
+from mockapi.auth.clientcerts import CertificateError
 from mockapi.auth.user import ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS, UserInfo
 
 ANONYMOUS_USER = UserInfo(ANONYMOUS, groups=(ALL_UNAUTHENTICATED,))
 
 
 class Unauthorized(Exception):
-    """Credentials were given and are wrong (or none were, and anonymous requests are refused)."""
+    """Credentials were given and are wrong (the message says why, as kube logs it), or none
+    were and anonymous requests are refused (no message)."""
 
 
 class TokenFileError(ValueError):
@@ -84,25 +91,42 @@ class Authenticator:
         self.anonymous = anonymous
         self._by_certificate: dict[bytes, UserInfo] = {}
 
-    def authenticate(self, authorization: bytes | None, peer_certificate: bytes | None) -> UserInfo:
+    def authenticate(self, authorization: bytes | None, peer_certificate) -> UserInfo:
         """The user of a request from its ``Authorization`` header and its TLS peer certificate
-        (DER, already verified by the handshake); raises :class:`Unauthorized`."""
+        (DER the handshake verified, or a :class:`mockapi.auth.clientcerts.Presented` to verify);
+        raises :class:`Unauthorized`. kube's order: the certificate, then the token; an error from
+        one does not stop the next, and all of them are the 401's reason."""
+        failures: list[str] = []
         if peer_certificate is not None and self.client_certificates:
-            return self._certificate_user(peer_certificate)
+            try:
+                user = self._certificate_user(peer_certificate)
+            except CertificateError as exc:
+                failures.append(str(exc))
+            else:
+                if user is not None:
+                    return user
         token = bearer_token(authorization)
         if token:
             user = self.tokens.get(token)
-            if user is None:
-                raise Unauthorized("invalid bearer token")
-            return with_authenticated_group(user)
+            if user is not None:
+                return with_authenticated_group(user)
+            failures.append("invalid bearer token")
+        if failures:
+            raise Unauthorized(failures[0] if len(failures) == 1 else f"[{', '.join(failures)}]")
         if self.anonymous:
             return ANONYMOUS_USER
-        raise Unauthorized("no credentials")
+        raise Unauthorized()
 
-    def _certificate_user(self, der: bytes) -> UserInfo:
+    def _certificate_user(self, peer) -> UserInfo | None:
+        der = peer if isinstance(peer, bytes) else peer.verify()
         user = self._by_certificate.get(der)
         if user is None:
-            user = self._by_certificate[der] = with_authenticated_group(certificate_user(der))
+            found = certificate_user(der)
+            if found is None:
+                return None  # no common name: not a user (kube's CommonNameUserConversion), not an error
+            if len(self._by_certificate) >= 1024:
+                self._by_certificate.clear()
+            user = self._by_certificate[der] = with_authenticated_group(found)
         return user
 
 
@@ -114,15 +138,15 @@ def bearer_token(authorization: bytes | None) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def certificate_user(der: bytes) -> UserInfo:
-    """CN is the user name, each O a group (kube's CommonNameUserConversion)."""
+def certificate_user(der: bytes) -> UserInfo | None:
+    """CN is the user name, each O a group (kube's CommonNameUserConversion); None without a CN."""
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 
     subject = x509.load_der_x509_certificate(der).subject
     names = subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     if not names or not names[0].value:
-        raise Unauthorized("the client certificate has no common name")
+        return None
     groups = tuple(str(a.value) for a in subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME))
     return UserInfo(str(names[0].value), groups=groups)
 

@@ -24,6 +24,12 @@ class Attributes:
     namespace: str = ""
     name: str = ""
     path: str = ""  # non-resource requests
+    # kube's AuthorizeWithSelectors (beta, on since 1.32): what a list/watch limits itself to, and
+    # what an access review's fieldSelector/labelSelector say. RBAC ignores them; the Node
+    # authorizer reads spec.nodeName. Field requirements are (field, "=" or "!=", value); label
+    # requirements mockapi.selectors.Requirement.
+    field_selector: tuple = ()
+    label_selector: tuple = ()
 
 
 @dataclass(frozen=True)

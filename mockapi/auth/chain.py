@@ -22,6 +22,7 @@ authorizer's call (RBAC: a ClusterRole with ``nonResourceURLs: ["/mockapi/*"]`` 
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Callable
@@ -36,7 +37,8 @@ from mockapi.auth.authz import AlwaysAllow, Attributes, Authorizer, Decision
 from mockapi.auth.user import ALL_AUTHENTICATED, MASTERS, UNAUTHENTICATED_ADMIN, UserInfo
 from mockapi.http import requestinfo, responses
 
-PEER_CERTIFICATE = "mockapi.peer_certificate"  # the scope key mockapi.auth.tls puts a verified client certificate under
+log = logging.getLogger("mockapi.auth")
+PEER_CERTIFICATE = "mockapi.peer_certificate"  # the scope key mockapi.auth.tls puts a connection's client certificate under
 UNAUTHORIZED = errors.StatusError(401, "Unauthorized", "Unauthorized", {})
 _PUBLIC = ("/healthz", "/livez", "/readyz")
 _BASIC_USER = frozenset({"selfsubjectreviews", "selfsubjectaccessreviews", "selfsubjectrulesreviews"})
@@ -59,10 +61,27 @@ def attributes(info, user: UserInfo) -> Attributes:
     """What the authorizer decides on (kube's ``GetAuthorizerAttributes``)."""
     if not info.is_resource_request:
         return Attributes(user, info.method.lower(), resource_request=False, path=info.path)
+    query = info.query
     return Attributes(
         user, info.verb, api_group=info.group, api_version=info.version, resource=info.resource,
         subresource=info.subresource, namespace=info.namespace, name=info.name, path=info.path,
+        field_selector=_field_selector(query["fieldSelector"]) if "fieldSelector" in query else (),
+        label_selector=_label_selector(query["labelSelector"]) if "labelSelector" in query else (),
     )  # fmt: skip
+
+
+def _field_selector(text: str) -> tuple:
+    """The request's field selector as the authorizer sees it (kube's AuthorizeWithSelectors); one
+    that does not parse is none here (the handler answers its 400)."""
+    from mockapi.registry.reviews import field_requirements
+
+    return field_requirements({"rawSelector": text})[0]
+
+
+def _label_selector(text: str) -> tuple:
+    from mockapi.registry.reviews import label_requirements
+
+    return label_requirements({"rawSelector": text})[0]
 
 
 def forbidden(attrs: Attributes, decision: Decision) -> errors.StatusError:
@@ -100,7 +119,9 @@ class Chain:
         record = Record(self.audit, scope, info) if self.audit is not None else None
         try:
             user = self._authenticate(scope, headers)
-        except Unauthorized:
+        except Unauthorized as exc:
+            if exc.args:
+                log.error('"Unable to authenticate the request" err=%s', orjson.dumps(exc.args[0]).decode())
             if record is not None:
                 record.begin(UserInfo(""))
                 record.end(401, UNAUTHORIZED.status())

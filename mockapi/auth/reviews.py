@@ -5,6 +5,13 @@ pkg/registry/authorization/*): the review's ``status`` given its ``spec`` and wh
   ``uid``, ``extra``) do ``resourceAttributes`` or ``nonResourceAttributes``? ``status.allowed``,
   ``status.reason`` (``RBAC: allowed by ClusterRoleBinding "..." ...``); RBAC never says
   ``denied`` (it has no opinion on what no rule allows), so ``denied`` is left out as kube leaves it.
+- ``resourceAttributes.fieldSelector`` / ``labelSelector`` (kube 1.31+, AuthorizeWithSelectors):
+  ``rawSelector`` parsed as a query's selector, or ``requirements`` converted as kube's
+  ``ResourceAttributesFrom`` does (a field requirement: ``In``/``NotIn`` with one value only);
+  what cannot be parsed is dropped — requirements only narrow a request, so dropping one is a
+  broader check — and named in ``status.evaluationError`` (``spec.resourceAttributes.fieldSelector
+  ignored due to parse error``, ``partially ignored`` when some survived). RBAC decides without
+  them; the Node authorizer reads ``spec.nodeName``.
 - **SelfSubjectAccessReview**: the same for the requester (``system:admin`` when none is known:
   in-process or with authentication off).
 - **SelfSubjectRulesReview**: the requester's rules in ``spec.namespace``, as
@@ -19,6 +26,7 @@ from typing import Any
 
 from mockapi.auth.authz import Attributes
 from mockapi.auth.user import UNAUTHENTICATED_ADMIN, UserInfo
+from mockapi.registry.reviews import parse_selectors
 
 
 def review(rbac: Any, kind: str, obj: dict, requester: Any) -> dict:
@@ -30,10 +38,13 @@ def review(rbac: Any, kind: str, obj: dict, requester: Any) -> dict:
         user = requester if requester is not None else UNAUTHENTICATED_ADMIN
     if kind == "SelfSubjectRulesReview":
         return rules_review(rbac, user, spec.get("namespace") or "")
-    decision = rbac.authorize(attributes_of(user, spec))
+    attrs, problems = attributes_and_problems(user, spec)
+    decision = rbac.authorize(attrs)
     status: dict = {"allowed": decision.allowed}
     if decision.reason:
         status["reason"] = decision.reason
+    if problems:
+        status["evaluationError"] = "; ".join(problems)
     return status
 
 
@@ -49,16 +60,24 @@ def subject_of(spec: dict) -> UserInfo:
 
 def attributes_of(user: UserInfo, spec: dict) -> Attributes:
     """kube's ``ResourceAttributesFrom`` / ``NonResourceAttributesFrom``."""
+    return attributes_and_problems(user, spec)[0]
+
+
+def attributes_and_problems(user: UserInfo, spec: dict) -> tuple[Attributes, list[str]]:
+    """The attributes, and the selectors' parse problems as ``status.evaluationError`` words them
+    (kube's ``BuildEvaluationError``)."""
     resource = spec.get("resourceAttributes")
     if isinstance(resource, dict):
-        return Attributes(
+        fields, labels, problems = parse_selectors(resource)
+        attrs = Attributes(
             user=user, verb=resource.get("verb") or "", api_group=resource.get("group") or "",
             api_version=resource.get("version") or "", resource=resource.get("resource") or "",
             subresource=resource.get("subresource") or "", namespace=resource.get("namespace") or "",
-            name=resource.get("name") or "",
-        )
+            name=resource.get("name") or "", field_selector=fields, label_selector=labels,
+        )  # fmt: skip
+        return attrs, problems
     non_resource = spec.get("nonResourceAttributes") if isinstance(spec.get("nonResourceAttributes"), dict) else {}
-    return Attributes(user=user, verb=non_resource.get("verb") or "", resource_request=False, path=non_resource.get("path") or "")
+    return Attributes(user=user, verb=non_resource.get("verb") or "", resource_request=False, path=non_resource.get("path") or ""), []
 
 
 def rules_review(rbac: Any, user: UserInfo, namespace: str) -> dict:

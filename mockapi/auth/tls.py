@@ -4,23 +4,28 @@
   name (and the listen address), and an admin client certificate (CN ``mockapi-admin``, O
   ``system:masters``) signed by that CA — what ``mockapi serve --generate-certs DIR`` uses.
 - :func:`uvicorn_options` turns settings into uvicorn's ssl options. With a client CA, the server
-  asks for a client certificate (``ssl.CERT_OPTIONAL``): one the CA did not sign, a tampered or an
-  expired one fails the handshake and the connection is closed (Python's ssl module cannot defer
-  the check to the request, as Go's ``RequestClientCert`` lets kube-apiserver do: kube answers 401
-  where we close the connection, which clients report as EOF).
-- :func:`tls_protocol` puts the verified peer certificate (DER) in each request's ASGI scope
-  (uvicorn does not): the ``ssl_object`` is on the transport.
+  asks for a client certificate (``ssl.CERT_OPTIONAL``) and, as kube-apiserver (Go's
+  ``tls.RequestClientCert``), does not fail the handshake over it: the certificate is verified
+  after it (:mod:`mockapi.auth.clientcerts`), so one the CA did not sign, a tampered or an expired
+  one gets kube's 401 and log line. Where that cannot be arranged (uvicorn < 0.47 has no
+  ``ssl_context_factory``; a Python whose ssl module is not laid out as CPython's), the handshake
+  verifies as before and refuses with a TLS alert.
+- :func:`tls_protocol` puts the peer certificate in each request's ASGI scope (uvicorn does not):
+  the ``ssl_object`` is on the transport; checked once per connection.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import ipaddress
 import socket
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
+
+from mockapi.auth import clientcerts
 
 ADMIN_USER = "mockapi-admin"
 ADMIN_GROUPS = ("system:masters",)
@@ -130,7 +135,33 @@ def uvicorn_options(*, cert_file: Path | None, key_file: Path | None, client_ca_
     options: dict = {"ssl_certfile": str(cert_file), "ssl_keyfile": str(key_file) if key_file else None, "wrap_protocol": tls_protocol}
     if client_ca_file is not None:
         options.update(ssl_ca_certs=str(client_ca_file), ssl_cert_reqs=ssl.CERT_OPTIONAL)
+        if deferring():
+            verifier = clientcerts.ClientCAs.load(client_ca_file)
+            options.update(ssl_context_factory=_deferring_context, wrap_protocol=functools.partial(tls_protocol, verifier=verifier))
     return options
+
+
+def deferring() -> bool:
+    """Whether client certificates are verified after the handshake (kube's way) here."""
+    global _DEFERRING
+    if _DEFERRING is None:
+        import inspect
+
+        import uvicorn
+
+        _DEFERRING = "ssl_context_factory" in inspect.signature(uvicorn.Config).parameters and clientcerts.can_defer()
+    return _DEFERRING
+
+
+_DEFERRING: bool | None = None
+
+
+def _deferring_context(config, default) -> ssl.SSLContext:
+    """uvicorn's ``ssl_context_factory``: its context, with the handshake accepting any client certificate."""
+    context = default()
+    if not clientcerts.defer_verification(context):  # pragma: no cover - can_defer() said it would
+        raise RuntimeError("cannot defer the verification of client certificates")
+    return context
 
 
 def check_files(*paths: Path | None) -> None:
@@ -140,10 +171,12 @@ def check_files(*paths: Path | None) -> None:
             raise FileNotFoundError(2, "No such file or directory", str(path))
 
 
-def tls_protocol(base=None):
+def tls_protocol(base=None, *, verifier: clientcerts.ClientCAs | None = None):
     """uvicorn's HTTP protocol for TLS connections, derived from ``base`` (a uvicorn protocol class,
-    e.g. the connection guard's; uvicorn's auto choice without): each connection's verified client certificate
-    goes in the scope (uvicorn does not put it there), and an idle connection is dropped at shutdown
+    e.g. the connection guard's; uvicorn's auto choice without): each connection's client
+    certificate goes in the scope (uvicorn does not put it there) — the DER the handshake verified,
+    or with ``verifier`` (the handshake accepted any) what :meth:`ClientCAs.check` made of it —
+    and an idle connection is dropped at shutdown
     rather than closed (a TLS close waits for the client's close_notify, which a client holding a
     kept-alive connection in its pool never sends: the server would not stop)."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
@@ -160,9 +193,10 @@ def tls_protocol(base=None):
             der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
             if der:
                 app = self.app
+                peer = verifier.check(der) if verifier is not None else der
 
                 async def with_certificate(scope, receive, send):
-                    scope[PEER_CERTIFICATE] = der
+                    scope[PEER_CERTIFICATE] = peer
                     await app(scope, receive, send)
 
                 self.app = with_certificate

@@ -15,8 +15,11 @@ metrics server answers: ``status`` stays zero (``desiredReplicas: 0``), TARGETS 
 
 - **Defaults** (``SetDefaults_HorizontalPodAutoscaler``): ``minReplicas: 1``; no metrics → one
   CPU metric at 80% average utilization; a ``behavior`` given gets kube's rules for what it leaves
-  out (scale up: no stabilization window, ``selectPolicy: Max``, 4 pods or 100% per 15 s; scale
-  down: a 300 s window, ``Max``, 100% per 15 s).
+  out (``GenerateHPAScaleUpRules``: no stabilization window, ``selectPolicy: Max``, 4 pods or
+  100% per 15 s; ``GenerateHPAScaleDownRules``: ``Max``, 100% per 15 s, and no
+  ``stabilizationWindowSeconds``, so that the controller's 300 s applies). A v2 object loses
+  kube's ``autoscaling.alpha.kubernetes.io/*`` annotations (v2 has fields for all of them: kube's
+  round trip drops them, ``TestHorizontalPodAutoscalerAnnotations``).
 - **Validation**: ``minReplicas`` ≥ 1, ``maxReplicas`` > 0 and ≥ ``minReplicas``; each metric's
   ``type`` is a known source and that source is filled in; a resource metric targets a
   utilization or an average value, not both; utilizations > 0; behavior rules in kube's ranges.
@@ -39,7 +42,8 @@ TARGET_TYPES = ("AverageValue", "Utilization", "Value")
 SELECT_POLICIES = ("Disabled", "Max", "Min")
 _SCALE_UP = {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
              "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]}  # fmt: skip
-_SCALE_DOWN = {"stabilizationWindowSeconds": 300, "selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+# no stabilizationWindowSeconds: "Remain nil to use the downscale stabilization window from the controller"
+_SCALE_DOWN = {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
 MAX_PERIOD, MAX_WINDOW = 1800, 3600
 
 
@@ -89,6 +93,11 @@ class HorizontalPodAutoscalerStrategy(Strategy):
 
 
 def set_defaults(obj: dict) -> None:
+    annotations = _dict(_dict(obj.get("metadata")).get("annotations"))
+    for name in _ANNOTATIONS.values():
+        annotations.pop(name, None)
+    if "annotations" in _dict(obj.get("metadata")) and not annotations:
+        del obj["metadata"]["annotations"]
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return

@@ -3,16 +3,19 @@ generates, and the validation clients meet. No controller runs them: a Job's sta
 (STATUS Running, COMPLETIONS 0/N) and a CronJob never schedules one.
 
 - **Job** (``SetDefaults_Job``, the job strategy's ``generateSelector``): ``parallelism`` and
-  ``completions`` 1 when both are unset (``parallelism`` 1 otherwise), ``backoffLimit: 6``,
-  ``completionMode: NonIndexed``, ``suspend: false``, ``podReplacementPolicy:
-  TerminatingOrFailed`` (``Failed`` with a pod failure policy); unless ``manualSelector`` is true the selector is generated from the Job's uid
+  ``completions`` 1 when both are unset (``parallelism`` 1 otherwise), ``backoffLimit: 6``
+  (2147483647 with ``backoffLimitPerIndex``), ``completionMode: NonIndexed``, ``suspend: false``,
+  ``manualSelector: false``, ``podReplacementPolicy: TerminatingOrFailed`` (``Failed`` with a pod
+  failure policy, whose ``onPodConditions`` get ``status: "True"``); the template as a workload's
+  (``workloads.set_template_defaults``); unless ``manualSelector`` is true the selector is generated from the Job's uid
   and the template labelled with it (``batch.kubernetes.io/controller-uid``,
   ``batch.kubernetes.io/job-name``, ``controller-uid``, ``job-name``); the Job takes its template's
   labels, those included, when it has none. Validation: the template's
   ``restartPolicy`` is OnFailure or Never, counts are not negative, a selector given without
   ``manualSelector`` is refused, and ``selector``, ``template`` and ``completions`` are immutable.
 - **CronJob** (``SetDefaults_CronJob``): ``concurrencyPolicy: Allow``, ``suspend: false``,
-  ``successfulJobsHistoryLimit: 3``, ``failedJobsHistoryLimit: 1``; ``schedule`` must be a cron
+  ``successfulJobsHistoryLimit: 3``, ``failedJobsHistoryLimit: 1``; the job template's pod
+  template as a Job's (its JobSpec gets no Job defaults, as in kube); ``schedule`` must be a cron
   expression of five fields or a ``@`` descriptor; the job template's ``restartPolicy`` is
   OnFailure or Never.
 """
@@ -24,9 +27,11 @@ from typing import Any
 
 from mockapi import errors
 from mockapi.registry.strategy import Strategy, not_supported
+from mockapi.registry.workloads import set_template_defaults
 
 GROUP = "batch"
 RESTART_POLICIES = ("OnFailure", "Never")
+MAX_INT32 = 2**31 - 1
 CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
 _DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 _CRON_FIELD = re.compile(r"^(\*|\?|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(/[0-9]+)?(,(\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(/[0-9]+)?)*$")
@@ -81,10 +86,19 @@ def set_job_defaults(spec: dict) -> None:
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
     spec.setdefault("parallelism", 1)
-    spec.setdefault("backoffLimit", 6)
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else 6
     spec["completionMode"] = spec.get("completionMode") or "NonIndexed"
     spec.setdefault("suspend", False)
-    spec["podReplacementPolicy"] = spec.get("podReplacementPolicy") or ("Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
+    failure_policy = spec.get("podFailurePolicy")
+    for rule in _dict(failure_policy).get("rules") or []:
+        for pattern in _dict(rule).get("onPodConditions") or []:
+            if isinstance(pattern, dict) and not pattern.get("status"):
+                pattern["status"] = "True"
+    spec["podReplacementPolicy"] = spec.get("podReplacementPolicy") or ("Failed" if failure_policy else "TerminatingOrFailed")
+    if spec.get("manualSelector") is None:
+        spec["manualSelector"] = False
+    set_template_defaults(spec.get("template"))
 
 
 def _generated_selector(uid: str) -> dict:
@@ -145,6 +159,7 @@ def set_cronjob_defaults(obj: dict) -> None:
     spec.setdefault("suspend", False)
     spec.setdefault("successfulJobsHistoryLimit", 3)
     spec.setdefault("failedJobsHistoryLimit", 1)
+    set_template_defaults(_dict(_dict(spec.get("jobTemplate")).get("spec")).get("template"))
 
 
 def valid_schedule(schedule: str) -> bool:

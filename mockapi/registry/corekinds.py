@@ -33,6 +33,7 @@ from typing import Any
 from mockapi import errors, quantity
 from mockapi.registry.cluster import Cluster
 from mockapi.registry.strategy import Strategy, json_copy, not_supported
+from mockapi.registry.workloads import set_template_defaults
 
 PODS = errors.GroupResource("", "pods")
 NAMESPACES = errors.GroupResource("", "namespaces")
@@ -264,6 +265,7 @@ def set_controller_defaults(obj: dict) -> None:
             obj["metadata"]["labels"] = dict(labels)
     if spec.get("replicas") is None:
         spec["replicas"] = 1
+    set_template_defaults(spec.get("template"))
 
 
 # ------------------------------------------------------------------------------ limit ranges

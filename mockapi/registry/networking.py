@@ -9,20 +9,30 @@ kube's defaults, the DefaultIngressClass admission plugin, and the validation cl
   ``ingressclass.kubernetes.io/is-default-class: "true"``; the newest when several) is filled in.
   Validation: ``defaultBackend`` or ``rules``; each HTTP path has a ``pathType`` (``Exact``,
   ``ImplementationSpecific``, ``Prefix``) and an absolute ``path``; a backend is a service (name
-  and a port name or number, not both) or a resource, not both.
+  and a port name or number, not both) or a resource, not both; a rule's ``host`` and a TLS
+  entry's ``hosts`` are DNS subdomains, or wildcard ones (``*.example.com``), and a rule's host
+  is not an IP address; a TLS ``secretName`` is a Secret's name.
 - **IngressClass**: ``spec.parameters.scope`` defaults to ``Cluster``; ``spec.controller`` is
   required, at most 250 characters and immutable; parameters name a kind and a name, and a
   namespace exactly when ``scope: Namespace``.
 - **NetworkPolicy**: ``policyTypes`` defaults to ``[Ingress]``, plus ``Egress`` when there are
-  egress rules; a port's ``protocol`` to ``TCP`` (schema default). Validation: policy types,
-  port protocols, ``endPort`` needs a numeric ``port`` no greater than it.
+  egress rules; a port's ``protocol`` to ``TCP`` (schema default). Empty ``ingress``/``egress``
+  lists and a rule's empty ``from``/``to``/``ports`` are left out, as kube's serialization does
+  (Go slices with omitempty): ``ingress: []`` and no ``ingress`` mean the same. Validation: policy types,
+  port protocols, ``endPort`` needs a numeric ``port`` no greater than it; selectors as kube's
+  ``ValidateLabelSelector``; a peer is a pod and/or namespace selector or an ``ipBlock`` alone;
+  an ``ipBlock``'s ``cidr`` and ``except`` entries are CIDRs, each ``except`` a strict subset of
+  ``cidr`` (v1.32's ``ValidateIPBlock``).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from typing import Any
 
 from mockapi import errors
+from mockapi.names import byte_len, dns1123_subdomain_errors, max_len_error, regex_error
 from mockapi.registry.cluster import Cluster
 from mockapi.registry.policy import label_selector_errors
 from mockapi.registry.strategy import Strategy, not_supported
@@ -36,6 +46,12 @@ POLICY_TYPES = ("Egress", "Ingress")
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 SCOPES = ("Cluster", "Namespace")
 MAX_CONTROLLER = 250
+_WILDCARD_FMT = "\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_WILDCARD = re.compile(_WILDCARD_FMT)
+_WILDCARD_MSG = (
+    "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of "
+    "lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character"
+)
 
 
 def _dict(value: Any) -> dict:
@@ -69,7 +85,19 @@ class IngressStrategy(Strategy):
             problems += backend_errors(spec["defaultBackend"], "spec.defaultBackend")
         elif not spec.get("rules"):
             problems.append(errors.FieldError("invalid", "spec", "either `defaultBackend` or `rules` must be specified", value=spec.get("rules")))
+        for t, tls in enumerate(_list(spec.get("tls"))):
+            for h, host in enumerate(_list(_dict(tls).get("hosts"))):
+                if isinstance(host, str):
+                    problems += [errors.FieldError("invalid", f"spec.tls[{t}].hosts[{h}]", msg, value=host) for msg in host_errors(host)]
+            secret = _dict(tls).get("secretName")
+            if isinstance(secret, str) and secret:
+                problems += [errors.FieldError("invalid", f"spec.tls[{t}].secretName", msg, value=secret) for msg in dns1123_subdomain_errors(secret)]
         for r, rule in enumerate(_list(spec.get("rules"))):
+            host = _dict(rule).get("host")
+            if isinstance(host, str) and host:
+                if _is_ip(host):
+                    problems.append(errors.FieldError("invalid", f"spec.rules[{r}].host", "must be a DNS name, not an IP address", value=host))
+                problems += [errors.FieldError("invalid", f"spec.rules[{r}].host", msg, value=host) for msg in host_errors(host)]
             http = _dict(rule).get("http") if isinstance(rule, dict) else None
             if http is None:
                 continue
@@ -79,6 +107,24 @@ class IngressStrategy(Strategy):
             for p, path in enumerate(_list(_dict(http).get("paths"))):
                 problems += _path_errors(_dict(path), f"{where}[{p}]")
         return problems
+
+
+def host_errors(host: str) -> list[str]:
+    """An Ingress host: IsWildcardDNS1123Subdomain when it has a '*', else IsDNS1123Subdomain."""
+    if "*" not in host:
+        return dns1123_subdomain_errors(host)
+    problems = [max_len_error(253)] if byte_len(host) > 253 else []
+    if not _WILDCARD.fullmatch(host):
+        problems.append(regex_error(_WILDCARD_MSG, _WILDCARD_FMT, "*.example.com"))
+    return problems
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _path_errors(path: dict, where: str) -> list[errors.FieldError]:
@@ -177,9 +223,11 @@ class NetworkPolicyStrategy(Strategy):
     def prepare_for_create(self, obj: dict) -> None:
         super().prepare_for_create(obj)
         _default_policy_types(obj)
+        _omit_empty_rules(obj)
 
     def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
         _default_policy_types(new)
+        _omit_empty_rules(new)
         return super().prepare_for_update(new, old, subresource=subresource)
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
@@ -191,7 +239,7 @@ class NetworkPolicyStrategy(Strategy):
                 for p, port in enumerate(_list(_dict(rule).get("ports"))):
                     problems += _port_errors(_dict(port), f"{where}.ports[{p}]")
                 for p, peer in enumerate(_list(_dict(rule).get(peers))):
-                    problems += label_selector_errors(_dict(peer).get("podSelector"), f"{where}.{peers}[{p}].podSelector")
+                    problems += _peer_errors(_dict(peer), f"{where}.{peers}[{p}]")
         types = _list(spec.get("policyTypes"))
         for index, kind in enumerate(types):
             if kind not in POLICY_TYPES:
@@ -199,6 +247,67 @@ class NetworkPolicyStrategy(Strategy):
         if len(types) > len(POLICY_TYPES):
             problems.append(errors.FieldError("invalid", "spec.policyTypes", "may not specify more than two policyTypes", value=types))
         return problems
+
+
+def _peer_errors(peer: dict, where: str) -> list[errors.FieldError]:
+    """ValidateNetworkPolicyPeer."""
+    problems, count = [], 0
+    for key in ("podSelector", "namespaceSelector"):
+        if peer.get(key) is not None:
+            count += 1
+            problems += label_selector_errors(peer[key], f"{where}.{key}")
+    if peer.get("ipBlock") is not None:
+        count += 1
+        problems += _ip_block_errors(_dict(peer["ipBlock"]), f"{where}.ipBlock")
+    if count == 0:
+        problems.append(errors.FieldError("required", where, "must specify a peer"))
+    elif count > 1 and peer.get("ipBlock") is not None:
+        problems.append(errors.FieldError("forbidden", where, "may not specify both ipBlock and another peer"))
+    return problems
+
+
+def _ip_block_errors(block: dict, where: str) -> list[errors.FieldError]:
+    """v1.32's ValidateIPBlock: a CIDR, and except entries strictly inside it (the first
+    unparseable one ends the check, as kube's early return)."""
+    cidr = block.get("cidr")
+    if not cidr:
+        return [errors.FieldError("required", f"{where}.cidr", "")]
+    network = _network(cidr)
+    if network is None:
+        return [errors.FieldError("invalid", f"{where}.cidr", "not a valid CIDR", value=cidr)]
+    problems = []
+    for index, entry in enumerate(_list(block.get("except"))):
+        inner = _network(entry)
+        if inner is None:
+            problems.append(errors.FieldError("invalid", f"{where}.except[{index}]", "not a valid CIDR", value=entry))
+            return problems
+        if inner.version != network.version or inner.network_address not in network or network.prefixlen >= inner.prefixlen:
+            problems.append(errors.FieldError("invalid", f"{where}.except[{index}]", "must be a strict subset of `cidr`", value=entry))
+    return problems
+
+
+def _network(value: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    """net.ParseCIDR: an address and a prefix length; host bits may be set."""
+    if not isinstance(value, str) or "/" not in value:
+        return None
+    try:
+        return ipaddress.ip_network(value, strict=False)
+    except ValueError:
+        return None
+
+
+def _omit_empty_rules(obj: dict) -> None:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for direction, peers in (("ingress", "from"), ("egress", "to")):
+        rules = spec.get(direction)
+        if rules == []:
+            del spec[direction]
+        for rule in rules or []:
+            for key in (peers, "ports"):
+                if isinstance(rule, dict) and rule.get(key) == []:
+                    del rule[key]
 
 
 def _default_policy_types(obj: dict) -> None:

@@ -9,7 +9,8 @@ are not checked against budgets.
 - **Validation** (``ValidatePodDisruptionBudgetSpec``): ``minAvailable`` and ``maxUnavailable``
   are not both set; each is a non-negative integer or a percent no greater than 100%;
   ``unhealthyPodEvictionPolicy`` is ``AlwaysAllow`` or ``IfHealthyBudget``; a selector's
-  expressions use kube's operators. The spec is mutable (since kube 1.15). On ``/status``, counts
+  expressions use kube's operators and its keys and values are label keys and values
+  (``ValidateLabelSelector``: a key is a qualified name, a value a label value). The spec is mutable (since kube 1.15). On ``/status``, counts
   are not negative.
 """
 
@@ -19,6 +20,7 @@ import re
 from typing import Any
 
 from mockapi import errors
+from mockapi.names import label_value_errors, qualified_name_errors
 from mockapi.registry.strategy import Strategy, not_supported
 
 GROUP = "policy"
@@ -73,8 +75,14 @@ def int_or_percent_errors(value: Any, path: str) -> list[errors.FieldError]:
 
 
 def label_selector_errors(selector: Any, path: str) -> list[errors.FieldError]:
-    """ValidateLabelSelector's operator rules (the keys' and values' syntax is left out)."""
+    """ValidateLabelSelector (values checked: AllowInvalidLabelValueInSelector false, as on create).
+    A ``matchLabels`` problem is reported at ``matchLabels`` itself with the key or value, as kube's
+    ValidateLabels does."""
     problems = []
+    for key, value in _dict(_dict(selector).get("matchLabels")).items():
+        problems += [errors.FieldError("invalid", f"{path}.matchLabels", msg, value=key) for msg in qualified_name_errors(key)]
+        if isinstance(value, str):
+            problems += [errors.FieldError("invalid", f"{path}.matchLabels", msg, value=value) for msg in label_value_errors(value)]
     for index, requirement in enumerate(_dict(selector).get("matchExpressions") or []):
         if not isinstance(requirement, dict):
             continue
@@ -85,4 +93,10 @@ def label_selector_errors(selector: Any, path: str) -> list[errors.FieldError]:
             problems.append(errors.FieldError("forbidden", f"{where}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
         elif operator not in OPERATORS:
             problems.append(errors.FieldError("invalid", f"{where}.operator", "not a valid selector operator", value=operator))
+        key = requirement.get("key")
+        if isinstance(key, str):
+            problems += [errors.FieldError("invalid", f"{where}.key", msg, value=key) for msg in qualified_name_errors(key)]
+        for v, value in enumerate(values if isinstance(values, list) else []):
+            if isinstance(value, str):
+                problems += [errors.FieldError("invalid", f"{where}.values[{v}]", msg, value=value) for msg in label_value_errors(value)]
     return problems

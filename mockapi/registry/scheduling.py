@@ -4,6 +4,8 @@
   ``system-`` are reserved for the two system classes (with their values), a user class's value is
   at most 1,000,000,000, ``value`` and ``preemptionPolicy`` are immutable. The two system classes
   exist from start-up and cannot be deleted.
+- **As kube serializes it**: ``globalDefault: false`` is left out (a Go bool with omitempty), as
+  a real server answers.
 - **Admission on PriorityClasses**: only one ``globalDefault`` class (403 naming the current one).
 - **Admission on pods** (``plugin/pkg/admission/priority``): on create, ``priorityClassName``
   resolves to ``spec.priority`` and ``spec.preemptionPolicy`` (403 when the class does not exist,
@@ -43,6 +45,14 @@ def system_classes() -> list[dict]:
 class PriorityClassStrategy(Strategy):
     return_deleted_object = True
 
+    def prepare_for_create(self, obj: dict) -> None:
+        super().prepare_for_create(obj)
+        _omit_false_default(obj)
+
+    def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
+        _omit_false_default(new)
+        return super().prepare_for_update(new, old, subresource=subresource)
+
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         name, value = obj["metadata"].get("name", ""), obj.get("value")
         problems = []
@@ -72,6 +82,11 @@ class PriorityClassStrategy(Strategy):
     def before_delete(self, cluster: Cluster, obj: dict) -> None:
         if obj["metadata"]["name"] in SYSTEM_CLASSES:
             raise errors.forbidden(PRIORITY_CLASSES, obj["metadata"]["name"], "this is a system priority class and cannot be deleted")
+
+
+def _omit_false_default(obj: dict) -> None:
+    if obj.get("globalDefault") is False:
+        del obj["globalDefault"]
 
 
 def _system_class_error(name: str, value: Any, global_default: bool) -> str:

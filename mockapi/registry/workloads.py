@@ -7,7 +7,12 @@ them: kube's defaults, the validation clients meet, generation and status.
   ``updateStrategy`` RollingUpdate with ``partition: 0``, ``revisionHistoryLimit: 10``,
   ``persistentVolumeClaimRetentionPolicy`` Retain/Retain; DaemonSet ``updateStrategy``
   RollingUpdate with ``maxUnavailable: 1``, ``maxSurge: 0``, ``revisionHistoryLimit: 10``. The pod
-  template gets a pod's schema defaults (its schema is the Pod's).
+  template gets a pod's schema defaults (its schema is the Pod's) and what depends on other fields
+  (``set_template_defaults``: ``imagePullPolicy``, ``resources: {}``, ``serviceAccount``); a
+  StatefulSet's claim templates get a claim's (``volumeMode``, ``status.phase``, apiVersion and kind).
+- **A DaemonSet's template generation**: annotation ``deprecated.daemonset.template.generation`` is
+  ``"1"`` on create and counts template changes, whatever the client sends (kube's daemonset
+  strategy keeps ``spec.templateGeneration``, which apps/v1 serves as that annotation).
 - **Validation**: a selector is required and not empty, must match the template's labels, and
   cannot change; ``replicas`` ≥ 0; the template's ``restartPolicy`` is ``Always``.
 - **Generation and status**: ``metadata.generation`` starts at 1 and counts spec changes; status
@@ -23,6 +28,7 @@ from mockapi import errors
 from mockapi.registry.strategy import Strategy, json_copy, not_supported
 
 GROUP = "apps"
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 # The status each kind's zero value serializes to (fields without omitempty).
 _INITIAL_STATUS = {
     "Deployment": {},
@@ -39,12 +45,21 @@ class WorkloadStrategy(Strategy):
         super().prepare_for_create(obj)
         obj["status"] = dict(_INITIAL_STATUS[self.rt.kind])
         set_defaults(self.rt.kind, obj)
+        if self.rt.kind == "DaemonSet":
+            obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
 
     def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
         new = super().prepare_for_update(new, old, subresource=subresource)
         if subresource != "status":
             set_defaults(self.rt.kind, new)
+        if self.rt.kind == "DaemonSet":
+            # the server's value, not the client's; before_store counts a template change
+            new["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = _template_generation(old)
         return new
+
+    def before_store(self, cluster: Any, obj: dict, old: dict | None) -> None:
+        if self.rt.kind == "DaemonSet" and old is not None and _template(obj) != _template(old):
+            obj["metadata"]["annotations"][TEMPLATE_GENERATION] = str(int(_template_generation(old)) + 1)
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         spec = _dict(obj.get("spec"))
@@ -64,12 +79,71 @@ def _dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def _template(obj: dict) -> Any:
+    return _dict(obj.get("spec")).get("template")
+
+
+def _template_generation(obj: dict) -> str:
+    value = _dict(obj["metadata"].get("annotations")).get(TEMPLATE_GENERATION, "1")
+    return value if isinstance(value, str) and value.isdigit() else "1"
+
+
+def set_template_defaults(template: Any) -> None:
+    """kube's generated defaulters for a PodTemplateSpec, beyond the Pod schema's static defaults:
+    ``SetDefaults_Container``'s ``imagePullPolicy`` (``Always`` for a ``latest`` or untagged image
+    without digest, else ``IfNotPresent``), ``resources: {}`` (a struct kube always serializes),
+    and the v1 conversion's ``serviceAccount`` ⇄ ``serviceAccountName`` (whichever is set fills
+    the other). Pods themselves are defaulted by ``mockapi/registry/pods.py``."""
+    spec = _dict(_dict(template).get("spec"))
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or []:
+            if isinstance(container, dict):
+                if not container.get("imagePullPolicy"):
+                    container["imagePullPolicy"] = image_pull_policy(container.get("image"))
+                container.setdefault("resources", {})
+    account, deprecated = spec.get("serviceAccountName"), spec.get("serviceAccount")
+    if account and not deprecated:
+        spec["serviceAccount"] = account
+    elif deprecated and not account:
+        spec["serviceAccountName"] = deprecated
+
+
+def image_pull_policy(image: Any) -> str:
+    """SetDefaults_Container: the tag of ``parsers.ParseImageName`` (``latest`` when neither a tag
+    nor a digest is given) decides."""
+    if not isinstance(image, str):
+        return "Always"
+    name, _, digest = image.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    tag = last.rpartition(":")[2] if ":" in last else ""
+    if not tag and not digest:
+        tag = "latest"
+    return "Always" if tag == "latest" else "IfNotPresent"
+
+
+def _claim_template_defaults(claim: Any) -> None:
+    """A StatefulSet's volumeClaimTemplates, as kube serves them: apiVersion and kind filled in,
+    ``SetDefaults_PersistentVolumeClaim(Spec)`` (``volumeMode: Filesystem``, ``status.phase:
+    Pending``)."""
+    if not isinstance(claim, dict):
+        return
+    claim.setdefault("apiVersion", "v1")
+    claim.setdefault("kind", "PersistentVolumeClaim")
+    spec = claim.setdefault("spec", {})
+    if isinstance(spec, dict) and not spec.get("volumeMode"):
+        spec["volumeMode"] = "Filesystem"
+    status = claim.setdefault("status", {})
+    if isinstance(status, dict) and not status.get("phase"):
+        status["phase"] = "Pending"
+
+
 def set_defaults(kind: str, obj: dict) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
     if kind != "DaemonSet" and spec.get("replicas") is None:
         spec["replicas"] = 1
+    set_template_defaults(spec.get("template"))
     if kind == "Deployment":
         strategy = spec.setdefault("strategy", {})
         if isinstance(strategy, dict):
@@ -82,15 +156,31 @@ def set_defaults(kind: str, obj: dict) -> None:
         spec.setdefault("progressDeadlineSeconds", 600)
     elif kind == "StatefulSet":
         spec["podManagementPolicy"] = spec.get("podManagementPolicy") or "OrderedReady"
-        _rolling_update(spec, {"partition": 0})
+        _stateful_update_strategy(spec)
         retention = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
         if isinstance(retention, dict):
             retention["whenDeleted"] = retention.get("whenDeleted") or "Retain"
             retention["whenScaled"] = retention.get("whenScaled") or "Retain"
         spec.setdefault("revisionHistoryLimit", 10)
+        for claim in spec.get("volumeClaimTemplates") or []:
+            _claim_template_defaults(claim)
     elif kind == "DaemonSet":
         _rolling_update(spec, {"maxUnavailable": 1, "maxSurge": 0})
         spec.setdefault("revisionHistoryLimit", 10)
+
+
+def _stateful_update_strategy(spec: dict) -> None:
+    """SetDefaults_StatefulSet: a missing type becomes RollingUpdate with an empty rollingUpdate;
+    a rollingUpdate (so not one left out beside an explicit RollingUpdate) gets ``partition: 0``."""
+    strategy = spec.setdefault("updateStrategy", {})
+    if not isinstance(strategy, dict):
+        return
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+        strategy.setdefault("rollingUpdate", {})
+    rolling = strategy.get("rollingUpdate")
+    if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
+        rolling.setdefault("partition", 0)
 
 
 def _rolling_update(spec: dict, defaults: dict) -> None:

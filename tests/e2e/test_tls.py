@@ -1,11 +1,13 @@
 """TLS: `mockapi serve --generate-certs DIR` (a CA, a serving certificate, an admin client certificate
 and DIR/kubeconfig), client certificates as credentials, and clear refusals for a wrong CA, an
-expired certificate and a certificate the CA did not sign — never access."""
+expired certificate and a certificate the CA did not sign — never access: kube's 401 after the
+handshake, and kube's log line saying why."""
 
 from __future__ import annotations
 
 import datetime
 import json
+import re
 import shutil
 import ssl
 import subprocess
@@ -18,15 +20,18 @@ from kubernetes.client.rest import ApiException
 
 from mockapi.auth import tls
 
+UNAUTHORIZED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
+
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """A server from the command line, one flag for TLS, authentication on: (url, certificate directory)."""
     directory = tmp_path_factory.mktemp("certs")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mockapi", "serve", "--port", "0", "--no-allocator", "--generate-certs", str(directory), "--authentication"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+    with open(directory / "server.log", "w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mockapi", "serve", "--port", "0", "--no-allocator", "--generate-certs", str(directory), "--authentication"],
+            stdout=subprocess.PIPE, stderr=log, text=True,
+        )  # fmt: skip
     try:
         line = process.stdout.readline()
         assert "serving on https://" in line, (line, process.poll())
@@ -35,6 +40,10 @@ def served(tmp_path_factory):
         process.kill()
         process.wait(timeout=10)
         process.stdout.close()
+
+
+def logged(directory) -> str:
+    return (directory / "server.log").read_text()
 
 
 def kubectl(*args, kubeconfig=None, directory=None):
@@ -90,25 +99,29 @@ def test_kubectl_with_the_wrong_ca_is_refused_by_kubectl(served, tmp_path):
     assert "x509: certificate signed by unknown authority" in refused.stderr
 
 
-def test_an_expired_client_certificate_is_refused_at_the_handshake(served):
+def test_an_expired_client_certificate_is_kubes_401_and_log_line(served):
     url, directory = served
     yesterday = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=1)
     cert, key = tls.client_certificate(directory, "old-admin", ("system:masters",), not_after=yesterday)
-    assert _handshake(url, directory / "ca.crt", cert, key), "an expired certificate must not get in"
-    assert_alive(url, directory)
+    assert_refused(url, directory, cert, key)
+    expired = f"is after {yesterday.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+    assert re.search(r'ERROR mockapi.auth: "Unable to authenticate the request" err="verifying certificate SN=\d+, SKID=, AKID=[0-9A-F:]+ failed: '
+                     r'x509: certificate has expired or is not yet valid: current time \S+Z ' + re.escape(expired), logged(directory)), logged(directory)  # fmt: skip
 
 
-def test_a_client_certificate_from_another_ca_is_refused_at_the_handshake(served, tmp_path):
+def test_a_client_certificate_from_another_ca_is_kubes_401(served, tmp_path):
     url, directory = served
     other = tls.generate(tmp_path / "other")
     cert, key = tls.client_certificate(other.directory, "intruder", ("system:masters",))
-    assert _handshake(url, directory / "ca.crt", cert, key), "a certificate from another CA must not get in"
-    assert_alive(url, directory)
+    assert_refused(url, directory, cert, key)
+    # the other CA has our CA's name: Go names the candidate it tried (x509.UnknownAuthorityError)
+    hint = r'x509: certificate signed by unknown authority \(possibly because of \\"x509: ECDSA verification failure\\" while trying to verify candidate authority certificate \\"mockapi-ca\\"\)'
+    assert re.search(r'"Unable to authenticate the request" err="verifying certificate SN=\d+, SKID=, AKID=[0-9A-F:]+ failed: ' + hint + '"', logged(directory))
 
 
-def test_a_tampered_client_certificate_is_refused_at_the_handshake(served, tmp_path):
+def test_a_tampered_client_certificate_is_kubes_401(served, tmp_path):
     url, directory = served
-    cert, key = tls.client_certificate(directory, "mallory", ())
+    cert, key = tls.client_certificate(directory, "mallory", ("system:masters",))
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
 
@@ -116,8 +129,35 @@ def test_a_tampered_client_certificate_is_refused_at_the_handshake(served, tmp_p
     der[-5] ^= 0xFF  # in the signature
     tampered = tmp_path / "tampered.crt"
     tampered.write_text(ssl.DER_cert_to_PEM_cert(bytes(der)))
-    assert _handshake(url, directory / "ca.crt", tampered, key), "a tampered certificate must not get in"
-    assert_alive(url, directory)
+    assert_refused(url, directory, tampered, key)
+
+
+def test_a_serving_certificate_is_no_client_certificate(served):
+    url, directory = served
+    assert_refused(url, directory, directory / "server.crt", directory / "server.key")
+    assert "failed: x509: certificate specifies an incompatible key usage" in logged(directory)
+
+
+def test_a_refused_certificate_with_a_valid_token_authenticates_by_the_token(served, tmp_path):
+    """kube's union of authenticators: the certificate's error does not stop the token."""
+    url, directory = served
+    other = tls.generate(tmp_path / "other")
+    cert, key = tls.client_certificate(other.directory, "intruder", ("system:masters",))
+    admin = urllib3.PoolManager(ca_certs=str(directory / "ca.crt"), cert_file=str(directory / "admin.crt"), key_file=str(directory / "admin.key"), retries=False)
+    token = json.loads(admin.request("POST", url + "/mockapi/v1/users", json={"name": "tina"}).data)["token"]
+    http = urllib3.PoolManager(ca_certs=str(directory / "ca.crt"), cert_file=str(cert), key_file=str(key), retries=False)
+    who = http.request("POST", url + "/apis/authentication.k8s.io/v1/selfsubjectreviews", json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}, headers={"Authorization": f"Bearer {token}"})
+    assert who.status == 201 and json.loads(who.data)["status"]["userInfo"]["username"] == "tina"
+    both_bad = http.request("GET", url + "/api/v1/namespaces", headers={"Authorization": "Bearer wrong"})
+    assert both_bad.status == 401
+    assert re.search(r'err="\[verifying certificate SN=\d+, SKID=, AKID=[0-9A-F:]+ failed: x509: certificate signed by unknown authority .*, invalid bearer token\]"', logged(directory))
+
+
+def test_an_invalid_bearer_token_is_logged_as_kube_logs_it(served):
+    url, directory = served
+    http = urllib3.PoolManager(ca_certs=str(directory / "ca.crt"), retries=False)
+    assert http.request("GET", url + "/api/v1/pods", headers={"Authorization": "Bearer nope"}).status == 401
+    assert 'ERROR mockapi.auth: "Unable to authenticate the request" err="invalid bearer token"' in logged(directory)
 
 
 def test_no_credentials_over_tls_is_kubes_401(served):
@@ -125,7 +165,7 @@ def test_no_credentials_over_tls_is_kubes_401(served):
     http = urllib3.PoolManager(ca_certs=str(directory / "ca.crt"), retries=False)
     response = http.request("GET", url + "/api/v1/namespaces/default/pods")
     assert response.status == 401
-    assert json.loads(response.data) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
+    assert json.loads(response.data) == UNAUTHORIZED
     assert http.request("GET", url + "/readyz").data == b"ok"
 
 
@@ -148,16 +188,27 @@ def assert_alive(url, directory) -> None:
     assert admin.request("GET", url + "/api/v1/namespaces").status == 200
 
 
-def _handshake(url: str, ca, cert, key) -> str:
-    """The refusal a TLS client sees presenting this certificate ('' if it got in): the server
-    closes the connection at the handshake (a TLS 1.3 client notices on its first read)."""
-    http = urllib3.PoolManager(ca_certs=str(ca), cert_file=str(cert), key_file=str(key), retries=False)
-    try:
-        response = http.request("GET", url + "/api/v1/namespaces", headers={})
-    except urllib3.exceptions.HTTPError as exc:
-        return str(exc)
-    assert response.status != 200, "a refused certificate got access"
-    return ""
+def assert_refused(url: str, directory, cert, key) -> None:
+    """kube's answer to a client certificate it does not accept: the handshake succeeds (Go's
+    RequestClientCert), the request is a 401 with kube's body — for the Python client, urllib3
+    and kubectl alike — and the server carries on."""
+    http = urllib3.PoolManager(ca_certs=str(directory / "ca.crt"), cert_file=str(cert), key_file=str(key), retries=False)
+    for path in ("/api/v1/namespaces", "/version"):  # a certificate that fails is a 401 even where none is needed
+        response = http.request("GET", url + path)
+        assert response.status == 401, (path, response.status, response.data)
+        assert json.loads(response.data) == UNAUTHORIZED
+    configuration = client.Configuration()
+    configuration.host, configuration.ssl_ca_cert, configuration.cert_file, configuration.key_file = url, str(directory / "ca.crt"), str(cert), str(key)
+    with client.ApiClient(configuration) as api:
+        with pytest.raises(ApiException) as refused:
+            client.CoreV1Api(api).list_namespace()
+    assert refused.value.status == 401 and json.loads(refused.value.body) == UNAUTHORIZED
+    listed = kubectl("get", "namespaces", "--server", url, "--certificate-authority", str(directory / "ca.crt"),
+                     "--client-certificate", str(cert), "--client-key", str(key), directory=directory)  # fmt: skip
+    assert listed.returncode == 1
+    # kubectl's words for a 401 ("(Unauthorized)", or "(the server has asked for the client to provide credentials)" from discovery)
+    assert "error: You must be logged in to the server (" in listed.stderr, listed.stderr
+    assert_alive(url, directory)
 
 
 def test_serve_with_its_own_certificate_files_a_client_ca_and_a_token_file(tmp_path):

@@ -99,7 +99,7 @@ def _serialized(name: str) -> bytes:
     """One manifest, parsed once and kept as JSON bytes (which also undoes YAML anchor sharing)."""
     parsed = _parse(name)
     if name != "pod":
-        _fill(parsed, _pod_spec)
+        _fill(parsed, _template_spec)
     return orjson.dumps(parsed)
 
 
@@ -108,24 +108,28 @@ def _parse(name: str) -> dict[str, Any]:
     return orjson.loads(path.read_bytes()) if path.exists() else _load(_DIRECTORY / f"{name}.yaml")
 
 
-def _pod_spec() -> dict[str, Any]:
-    return manifest("pod")["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+def _template_spec() -> dict[str, Any]:
+    """A pod template's spec schema: the Pod's, a fresh copy."""
+    spec = manifest("pod")["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    # SetDefaults_Pod, not SetDefaults_PodSpec, sets enableServiceLinks: a template has no default
+    spec["properties"]["enableServiceLinks"].pop("default", None)
+    return spec
 
 
-def _fill(node: Any, pod_spec) -> None:
-    """Put the Pod's spec schema (``pod_spec()``, read at the first placeholder) where a generated
-    manifest's pod template has its placeholder."""
+def _fill(node: Any, template_spec) -> None:
+    """Put a pod template's spec schema (``template_spec()``, read at the first placeholder) where
+    a generated manifest's pod template has its placeholder."""
     if isinstance(node, list):
         for item in node:
-            _fill(item, pod_spec)
+            _fill(item, template_spec)
     elif isinstance(node, dict):
         if node.get(PLACEHOLDER) == "pod-spec":
             description = node.get("description")
             node.clear()
-            node.update(pod_spec(), **({"description": description} if description else {}))
+            node.update(template_spec(), **({"description": description} if description else {}))
             return
         for value in node.values():
-            _fill(value, pod_spec)
+            _fill(value, template_spec)
 
 
 def _load(path: Path) -> dict[str, Any]:
