@@ -1,6 +1,6 @@
 """The start-up benchmark (a benchmark, not a test: it never fails a build).
 
-    python3 bench/startup.py [--runs 10] [--code DIR] [--no-load]
+    python3 bench/startup.py [--runs 10] [--code DIR] [--no-load] [--phases]
 
 Three figures, each from fresh processes:
 
@@ -13,6 +13,11 @@ Three figures, each from fresh processes:
 * **MockAPIServer ready**: in a fresh ``python3 -c`` per run, the time from just before
   ``from mockapi.testing import MockAPIServer`` to ``MockAPIServer().start()`` returning (it
   returns once uvicorn accepts connections), and from the import's end to that (median and min).
+
+``--phases`` also times, in a fresh process per run, the steps of an embedded start (after
+``from mockapi.testing import MockAPIServer``): importing ``mockapi.app``, importing uvicorn
+(``mockapi.http.lifecycle``), ``app.build()`` with every controller on, the uvicorn thread until it
+accepts, and a second ``MockAPIServer`` in the same process (docs/startup.md).
 
 Goals (issue 9): serve ready < 0.4 s, MockAPIServer ready < 0.1 s after import, idle RSS ≤ 60 MiB.
 Modules run from cached bytecode (a scratch ``PYTHONPYCACHEPREFIX``, filled by one run first), as
@@ -51,6 +56,30 @@ server = MockAPIServer().start()
 ready = time.perf_counter()
 server.stop()
 print(json.dumps({"import_s": imported - started, "ready_after_import_s": ready - imported, "ready_s": ready - started}))
+"""
+
+_PHASES = """
+import gc, json, time
+from mockapi.testing import MockAPIServer
+took = {}
+
+def timed(name, step):
+    started = time.perf_counter()
+    result = step()
+    took[name] = time.perf_counter() - started
+    return result
+
+gc.disable()  # as MockAPIServer and `mockapi serve` build
+timed("import mockapi.app", lambda: __import__("mockapi.app"))
+timed("import uvicorn (http.lifecycle)", lambda: __import__("mockapi.http.lifecycle"))
+from mockapi import app
+from mockapi.settings import Settings
+timed("app.build()", lambda: app.build(Settings(port=0, allocator=True, scheduler=True, kubelet=True, garbage_collector=True)))
+gc.enable()
+wait = MockAPIServer._wait_started
+MockAPIServer._wait_started = lambda self, *args: timed("uvicorn thread until it accepts", lambda: wait(self, *args))
+timed("a second MockAPIServer().start()", lambda: MockAPIServer().start()).stop()
+print(json.dumps(took))
 """
 
 
@@ -125,6 +154,13 @@ def embedded_once(code: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def phases_once(code: Path) -> dict:
+    done = subprocess.run([sys.executable, "-c", _PHASES], cwd=tempfile.gettempdir(), env=_environment(code), capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def _free_port() -> int:
     import socket
 
@@ -143,6 +179,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--code", action="append", default=None, help="the checkout whose mockapi to run (default: this one); repeat it to compare checkouts, run by run")
     parser.add_argument("--no-load", action="store_true", help="serve without --load testdata/")
+    parser.add_argument("--phases", action="store_true", help="also time the steps of an embedded start (import, build, uvicorn thread, a second server)")
     parser.add_argument("--no-bytecode", action="store_true", help="keep the environment's PYTHONDONTWRITEBYTECODE: compile every module on every start")
     args = parser.parse_args()
     codes = [Path(c).resolve() for c in (args.code or [str(ROOT)])]
@@ -166,10 +203,13 @@ def _compare(codes: list[Path], loads: dict, args) -> None:
           f"bytecode: {'cached' if BYTECODE else 'compiled on every start'}", flush=True)
     serves: dict[Path, list[dict]] = {code: [] for code in codes}
     embedded: dict[Path, list[dict]] = {code: [] for code in codes}
+    phases: dict[Path, list[dict]] = {code: [] for code in codes}
     for _ in range(args.runs):  # run index outermost: a busy moment on the machine hits every checkout alike
         for code in codes:
             serves[code].append(serve_once(code, loads[code]))
             embedded[code].append(embedded_once(code))
+            if args.phases:
+                phases[code].append(phases_once(code))
     for code in codes:
         print(f"code: {code}")
         print(_line("serve: spawn -> /readyz 200", [r["ready_s"] for r in serves[code]], goal="(goal < 0.4 s)"))
@@ -178,6 +218,8 @@ def _compare(codes: list[Path], loads: dict, args) -> None:
         print(_line("MockAPIServer: import", [r["import_s"] for r in embedded[code]]))
         print(_line("MockAPIServer: ready after import", [r["ready_after_import_s"] for r in embedded[code]], goal="(goal < 0.1 s)"))
         print(_line("MockAPIServer: import + ready", [r["ready_s"] for r in embedded[code]]))
+        for name in phases[code][0] if phases[code] else ():
+            print(_line(f"  {name}", [r[name] for r in phases[code]], "ms", 1000))
 
 
 if __name__ == "__main__":

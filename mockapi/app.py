@@ -122,15 +122,39 @@ def our_crds() -> list[dict]:
 def builtin_manifests() -> list[dict]:
     """The built-in kinds, with the prototype's embedded claim (Pod ``spec.deviceClaims[].claim``)
     given the real DeviceClaimSpec schema from our models."""
-    manifests = builtin.manifests()
-    claim_schema = orjson.dumps(_served()["deviceClaimSpec"])
-    for manifest in manifests:
-        for version in manifest["spec"]["versions"]:
-            for claim in _embedded_claims(version["schema"]["openAPIV3Schema"]):
-                description = claim.get("description", "")
-                claim.clear()
-                claim.update(orjson.loads(claim_schema), description=description)
-    return manifests
+    return [_with_claim_schema(builtin.manifest(name)) for name in builtin.names()]
+
+
+def builtin_types() -> list[gvk.ResourceType]:
+    """The built-in kinds' served types, from the manifests' index: each reads its schema (the
+    whole manifest) when first asked for it — no kind costs a parse until it is used."""
+    types = []
+    for name, manifest in builtin.index().items():
+        types += gvk.from_crd(manifest, builtin=True, schemas=functools.partial(_lazy_schema, name))
+    return types
+
+
+def _lazy_schema(name: str, version: str) -> Callable[[], dict]:
+    return lambda: _builtin_schemas(name)[version]
+
+
+@functools.cache
+def _builtin_schemas(name: str) -> dict[str, dict]:
+    """A built-in manifest's schemas by version: read once per process and shared by every server
+    in it (schemas are never changed in place; each is compiled once, cached by identity)."""
+    versions = _with_claim_schema(builtin.manifest(name))["spec"]["versions"]
+    return {v["name"]: (v.get("schema") or {}).get("openAPIV3Schema") or {} for v in versions}
+
+
+def _with_claim_schema(manifest: dict) -> dict:
+    claim_schema = None
+    for version in manifest["spec"]["versions"]:
+        for claim in _embedded_claims(version["schema"]["openAPIV3Schema"]):
+            claim_schema = claim_schema or orjson.dumps(_served()["deviceClaimSpec"])
+            description = claim.get("description", "")
+            claim.clear()
+            claim.update(orjson.loads(claim_schema), description=description)
+    return manifest
 
 
 def _embedded_claims(node: dict):
@@ -166,9 +190,8 @@ def _build(settings: Settings, store: Store, journal: Journal | None, *, clock, 
     types = TypeRegistry()
     ranges = parse_service_ranges(settings.service_cluster_ip_range, settings.service_node_port_range)
     registry = Registry(store=store, types=types, clock=clock, uids=uids, service_ranges=ranges)
-    for manifest in builtin_manifests():
-        for rt in gvk.from_crd(manifest, builtin=True):
-            types.register(rt)
+    for rt in builtin_types():
+        types.register(rt)
     restored = 0
     if journal is not None:
         from mockapi import persistence
@@ -279,7 +302,7 @@ def _mount_pod_controllers(server: Server, fallback) -> None:
     from mockapi.auth import identities
 
     settings = server.settings
-    if settings.scheduler and server.allocator is None:
+    if settings.scheduler and not settings.allocator:
         raise ValueError("the scheduler needs the allocator in the same process (one ledger of held devices)")
     clock = server.registry.clock
     if settings.kubelet:
@@ -291,7 +314,7 @@ def _mount_pod_controllers(server: Server, fallback) -> None:
         from mockapi.controllers import pods as pod_controllers
 
         server.scheduler, podclaims = pod_controllers.scheduler_with_claims(
-            local_client(server, identities.SCHEDULER), server.allocator, claims_client=local_client(server, identities.POD_CLAIMS),
+            local_client(server, identities.SCHEDULER), _allocator(server), claims_client=local_client(server, identities.POD_CLAIMS),
             config_path=settings.scheduler_config, clock=clock,
         )  # fmt: skip
         if server.metrics is not None:
@@ -373,31 +396,58 @@ def _observe(server: Server, kube: KubeAPI, fallback) -> None:
 
 def _mount_allocator(server: Server, fallback) -> None:
     """The allocator (when enabled) as a background task, and GET /mockapi/v1/explain/{namespace}/{name}
-    (``?kind=DevicePrivilegedClaim`` for those): the allocator's full diagnosis of one claim."""
-    import orjson
-    from starlette.responses import Response
-
+    (``?kind=DevicePrivilegedClaim`` for those): the allocator's full diagnosis of one claim. Its
+    modules are imported when its task starts or the first explanation is asked for: start-up
+    needs none of them."""
     from mockapi.auth import identities
-    from mockapi.controllers import allocator as allocator_
 
-    settings = server.settings
-    options = {"policy": settings.allocation_policy, "limits": allocator_.Limits(settings.allocation_budget_steps, settings.allocation_budget_seconds)}
-    if settings.allocator:
-        server.allocator = allocator_.Allocator(local_client(server, identities.ALLOCATOR), gate=server.gate, clock=server.registry.clock, **options)
-        server.background.append(server.allocator.run)
+    if server.settings.allocator:
+        policy = server.settings.allocation_policy
+        if policy not in _ALLOCATION_POLICIES:  # refused at build, as the allocator itself would
+            raise ValueError(f"unknown allocation policy {policy!r}; choose one of {', '.join(_ALLOCATION_POLICIES)}")
+
+        async def allocate() -> None:
+            await _allocator(server).run()
+
+        server.background.append(allocate)
 
     async def explain(request):
+        from starlette.responses import Response
+
+        from mockapi.controllers import allocator as allocator_
+
         kind = request.query_params.get("kind", "DeviceClaim")
         try:
             if kind not in ("DeviceClaim", "DevicePrivilegedClaim"):
                 raise errors.bad_request(f'kind: Unsupported value: "{kind}": supported values: "DeviceClaim", "DevicePrivilegedClaim"')
             key = allocator_.ClaimKey(request.path_params["namespace"], request.path_params["name"], kind)
-            report = await allocator_.explain_claim(server.allocator, local_client(server, identities.ALLOCATOR), key, **options)
+            client = local_client(server, identities.ALLOCATOR)
+            report = await allocator_.explain_claim(server.allocator, client, key, **_allocator_options(server.settings))
         except errors.StatusError as exc:
             return responses.error_response(exc)
         return Response(orjson.dumps(report), media_type="application/json")
 
     fallback.add_route("/mockapi/v1/explain/{namespace}/{name}", explain, methods=["GET"])
+
+
+_ALLOCATION_POLICIES = ("binpack", "first-fit", "spread")  # mockapi.controllers.allocator.score.POLICIES, without its import
+
+
+def _allocator(server: Server):
+    """The in-process allocator, built by the first task that needs it (its own, the scheduler's)."""
+    if server.allocator is None:
+        from mockapi.auth import identities
+        from mockapi.controllers import allocator as allocator_
+
+        client = local_client(server, identities.ALLOCATOR)
+        server.allocator = allocator_.Allocator(client, gate=server.gate, clock=server.registry.clock, **_allocator_options(server.settings))
+    return server.allocator
+
+
+def _allocator_options(settings: Settings) -> dict:
+    from mockapi.controllers import allocator as allocator_
+
+    return {"policy": settings.allocation_policy, "limits": allocator_.Limits(settings.allocation_budget_steps, settings.allocation_budget_seconds)}
 
 
 @functools.cache
@@ -409,12 +459,11 @@ async def _lifespan(server: Server, receive, send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
-            try:
-                await server.start_background()
-            except Exception as exc:  # noqa: BLE001 - reported to the ASGI server, which exits
-                await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                return
+            # Started after the server is told start-up is complete, so that it accepts (and
+            # ``MockAPIServer.start()`` returns) before the controllers' first steps — importing
+            # their modules, ~30 ms — run in the loop: created first, they would run first.
             await send({"type": "lifespan.startup.complete"})
+            await server.start_background()
         elif message["type"] == "lifespan.shutdown":
             await server.shutdown()
             await send({"type": "lifespan.shutdown.complete"})

@@ -4,13 +4,18 @@ A :class:`ResourceType` is a small frozen value: group, version, kind, plural, s
 facts the REST layer and discovery need. It is built from a CustomResourceDefinition manifest
 (:func:`from_crd`), for our own kinds, for the core kinds we describe in CRD form, and for CRDs
 users apply at run time — one path for all of them.
+
+Its ``schema`` may be given as a function that returns it: the built-in kinds register from a
+small index (:mod:`mockapi.registry.builtin`) and read their schema when it is first needed — the
+first write of the kind, the first OpenAPI v3 fetch — so ~40 kinds cost nothing at start-up until
+used.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable
 
 from mockapi.errors import GroupResource
 
@@ -45,6 +50,24 @@ class PrinterColumn:
     priority: int = 0
 
 
+class _Schema:
+    """The ``schema`` field: a dict, or a function returning it, called on the first read (once)."""
+
+    def __get__(self, rt, owner=None):
+        if rt is None:
+            return self
+        schema = rt.__dict__["_schema"]
+        if callable(schema):
+            schema = rt.__dict__["_schema"] = schema()
+        return schema
+
+    def __set__(self, rt, schema) -> None:  # the frozen dataclass's __init__ sets it through object.__setattr__
+        rt.__dict__["_schema"] = {} if schema is self else schema  # the default: no schema
+
+
+_SCHEMA = _Schema()
+
+
 @dataclass(frozen=True)
 class ResourceType:
     """One served (group, version, resource)."""
@@ -64,8 +87,9 @@ class ResourceType:
     # or the per-kind ones kube-apiserver registers for core kinds).
     selectable_fields: tuple[str, ...] = ()
     # The structural openAPIV3Schema of this version (validation, pruning, defaulting, SMP keys).
-    # Compared (a CRD update that changes only a schema serves a new type) but not hashed.
-    schema: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
+    # Compared (a CRD update that changes only a schema serves a new type) but not hashed. Given as
+    # a function, it is read on first use (the built-in kinds: see the module docstring).
+    schema: dict[str, Any] | Callable[[], dict[str, Any]] = field(default=_SCHEMA, hash=False, repr=False)  # type: ignore[assignment]
     # True for the kinds the server ships (core v1, apiextensions); False for CRD-registered ones.
     builtin: bool = False
     # The CRD's storage version when it has more than one version ("" otherwise): objects are
@@ -99,8 +123,11 @@ class ResourceType:
         return "status" in self.subresources
 
 
-def from_crd(crd: dict[str, Any], *, builtin: bool = False) -> list[ResourceType]:
-    """The served versions of a CustomResourceDefinition manifest (already validated) as ResourceTypes."""
+def from_crd(crd: dict[str, Any], *, builtin: bool = False, schemas: Callable[[str], Callable[[], dict]] | None = None) -> list[ResourceType]:
+    """The served versions of a CustomResourceDefinition manifest (already validated) as ResourceTypes.
+
+    ``schemas``: for a manifest given without its schemas (the built-in kinds' index), a function
+    from a version's name to the function that reads that version's schema when it is first needed."""
     spec = crd["spec"]
     names = spec["names"]
     kinds = []
@@ -133,7 +160,7 @@ def from_crd(crd: dict[str, Any], *, builtin: bool = False) -> list[ResourceType
                     for c in version.get("additionalPrinterColumns") or ()
                 ),
                 selectable_fields=tuple(f["jsonPath"].lstrip(".") for f in version.get("selectableFields") or ()),
-                schema=(version.get("schema") or {}).get("openAPIV3Schema") or {},
+                schema=schemas(version["name"]) if schemas is not None else (version.get("schema") or {}).get("openAPIV3Schema") or {},
                 builtin=builtin,
                 storage_version=storage,
             )

@@ -369,10 +369,13 @@ class MockAPIServer(MockAPI):
         from mockapi.http import lifecycle
 
         # the same connection guard, bounds and graceful stop as `mockapi serve`
-        self._uvicorn = lifecycle.uvicorn_server(self.server.app, settings, admission=self.server.admission, streams=self.server.streams, tls_options=tls_options)
+        started = threading.Event()
+        self._uvicorn = lifecycle.uvicorn_server(
+            self.server.app, settings, admission=self.server.admission, streams=self.server.streams, tls_options=tls_options, on_ready=started.set
+        )  # fmt: skip
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._socket]}, name=f"mockapi:{settings.port}", daemon=True)
         self._thread.start()
-        self._wait_started()
+        self._wait_started(started)
         self.url = f"{'https' if tls_options else 'http'}://{settings.host}:{settings.port}"
         try:
             if self._load:
@@ -416,13 +419,13 @@ class MockAPIServer(MockAPI):
             if collecting:
                 gc.enable()
 
-    def _wait_started(self) -> None:
+    def _wait_started(self, started: threading.Event) -> None:
+        """Until uvicorn accepts (told at once, not polled), or its thread has ended."""
         deadline = time.monotonic() + 30
-        while not self._uvicorn.started:
+        while not started.wait(0.02):
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError("mockapi did not start (see the log above)")
-            time.sleep(0.002)
 
     def stop(self) -> None:
         if self._uvicorn is not None:
