@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import threading
 
 import kubernetes.client  # noqa: F401 - imported before the inline runs (see warm_imports)
@@ -15,7 +17,14 @@ CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: seeded, namespace
 
 @pytest.fixture(scope="module", autouse=True)
 def warm_imports():
-    """Inline pytester runs drop the modules they import; import everything a server needs first."""
+    """Inline pytester runs drop the modules they import (a later import makes second copies of
+    their classes, and ``isinstance`` fails across the copies), so import every mockapi module
+    first: a server imports its controllers and most kinds' strategies only when they are used."""
+    import mockapi
+
+    for module in pkgutil.walk_packages(mockapi.__path__, "mockapi."):
+        if module.name != "mockapi.__main__":
+            importlib.import_module(module.name)
     app.build()
 
 
