@@ -90,8 +90,13 @@ def update(
     if not (added or modified or removed):
         return list(stored) if stored is not None else entries.encode(_disown(managers, {}, keep=None))
     changed = union(modified, added)
-    managers = _disown(managers, union(changed, removed), keep=None)
     key = key_of(manager, UPDATE, api_version, subresource)
+    only = managers.get(key) if len(managers) == 1 and not removed else None
+    if only is not None and union(only.fields, changed) is only.fields:
+        # the one manager writes again, within its own fields (a controller's status, a label
+        # flip): (F - C) | C is F, so only the entry's time moves
+        return entries.encode({key: only.with_time(now)})
+    managers = _disown(managers, union(changed, removed), keep=None)
     mine = difference(changed, removed)
     if mine:
         previous = managers.get(key)

@@ -130,16 +130,19 @@ class Registry:
         An unset boolean field reads "false", as a Go struct's zero value does."""
         if rt not in self._indexers:
             paths = rt.selectable_fields
-            value = self.strategy(rt).field_value
-            unset = {p: "false" if _schema_type(rt.schema, p) == "boolean" else "" for p in paths}
+            strategy = self.strategy(rt)
+            # a strategy that reads plain dotted paths: each path split once, here
+            value = _dotted_path if type(strategy).field_value is strategies.Strategy.field_value else strategy.field_value
+            steps = [(tuple(path.split(".")) if value is _dotted_path else path, "false" if _schema_type(rt.schema, path) == "boolean" else "")
+                     for path in paths]
 
             def index(obj: dict) -> tuple[str, ...]:
                 # A tuple in rt.selectable_fields order, of interned strings: most values repeat
                 # ("", "false", "Pending", a node name), so 100,000 objects share them.
                 values = []
-                for path in paths:
-                    found = value(obj, path)
-                    values.append(unset[path] if found is None else sys.intern(_field_string(found)))
+                for step, unset in steps:
+                    found = value(obj, step)
+                    values.append(unset if found is None else sys.intern(_field_string(found)))
                 return tuple(values)
 
             self._indexers[rt] = index if paths else None
@@ -723,6 +726,15 @@ _FIELD_SET_EXTRA = 5  # metadata, managedFields, the entry, fieldsV1's root, and
 
 
 def _within_depth_without_managed_fields(obj: dict, limit: int) -> bool:
+    meta = obj.get("metadata")
+    if type(meta) is dict and "managedFields" in meta:
+        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    try:  # one encoding of the whole: nothing nests deeper than it has brackets (a Pod about forty)
+        encoded = orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        encoded = None
+    if encoded is not None and encoded.count(b"{") + encoded.count(b"[") <= limit:
+        return True
     for key, value in obj.items():
         if key == "metadata" and type(value) is dict:
             if any(k != "managedFields" and _deeper_than(v, limit - 2) for k, v in value.items()):
@@ -770,6 +782,15 @@ def _schema_type(schema: dict, path: str) -> str:
     for part in path.split("."):
         schema = (schema.get("properties") or {}).get(part) or {}
     return schema.get("type", "")
+
+
+def _dotted_path(obj: Any, parts: tuple[str, ...]) -> Any:
+    """strategy.get_path with the path already split: the value there, or None."""
+    for part in parts:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
 
 
 def _field_string(value: Any) -> str:
