@@ -91,11 +91,11 @@ def update(
         return list(stored) if stored is not None else entries.encode(_disown(managers, {}, keep=None))
     changed = union(modified, added)
     key = key_of(manager, UPDATE, api_version, subresource)
-    only = managers.get(key) if len(managers) == 1 and not removed else None
-    if only is not None and union(only.fields, changed) is only.fields:
-        # the one manager writes again, within its own fields (a controller's status, a label
-        # flip): (F - C) | C is F, so only the entry's time moves
-        return entries.encode({key: only.with_time(now)})
+    if not removed and _within_own_fields(managers, key, changed):
+        # a manager writes again within its own fields, which no other entry shares (a controller's
+        # status, a label flip): every entry keeps its fields ((F - C) | C is F), only its time moves
+        managers = {**managers, key: managers[key].with_time(now)}
+        return entries.encode(entries.cap_update_managers(managers))
     managers = _disown(managers, union(changed, removed), keep=None)
     mine = difference(changed, removed)
     if mine:
@@ -277,6 +277,15 @@ def _before_first_apply(
 
 
 # -- shared -----------------------------------------------------------------------------------
+
+
+def _within_own_fields(managers: Managers, key: Key, changed: dict) -> bool:
+    """Whether ``changed`` lies within the fields of ``key``'s entry and outside every other
+    (non-empty) entry's: then disowning it and giving it back to ``key`` changes no entry's fields."""
+    mine = managers.get(key)
+    if mine is None or union(mine.fields, changed) is not mine.fields:
+        return False
+    return all(entry is mine or (entry.fields and difference(entry.fields, changed) is entry.fields) for entry in managers.values())
 
 
 def _disown(managers: Managers, fields: dict, *, keep: tuple | None) -> Managers:
