@@ -21,6 +21,7 @@ from mockapi import clock as clocks
 from mockapi import decoding, errors, fieldmanager, patch
 from mockapi.gvk import ResourceType
 from mockapi.registry import conversion, crds, kinds, namespaces, pods
+from mockapi.registry.loads import ManagedFieldsLoads
 from mockapi.registry import scale as scales
 from mockapi.registry import strategy as strategies
 from mockapi.registry.cluster import Cluster, ServiceRanges
@@ -71,6 +72,7 @@ class Registry:
         self._schemas_since = store.resource_version
         self._single_schema: dict[ResourceType, bool] = {}
         types.on_change(self._schemas_changed)
+        self._loads = ManagedFieldsLoads()
         # pods bound to a node are deleted gracefully, for a kubelet to end (the simulated kubelet runs)
         self.kubelet = False
         # The server's authorizer when it is not AlwaysAllow (mockapi.auth.rbac.RBACAuthorizer sets
@@ -106,6 +108,14 @@ class Registry:
             return ()
         return tuple(key for key, value in obj.items() if key not in _TYPE_META and type(value) in (dict, list) and key in old
                      and _same_json(value, old[key]))
+
+    def _load_for_write(self, rt: ResourceType, stored: Stored) -> dict:
+        """A stored object to write from, in the version of ``rt``: a fresh dict, but for its
+        ``metadata.managedFields``, which may be shared with other loads (registry/loads.py) and
+        must not be changed in place."""
+        if conversion.converts(rt):
+            return conversion.to_request(rt, stored.load())
+        return self._loads.load(stored.raw)
 
     def _not_create_only(self, rt: ResourceType) -> None:
         """Kinds that are only answered (access reviews) have no other verb: kube's 405."""
@@ -343,7 +353,7 @@ class Registry:
         return self._update(rt, obj, current, opts, subresource=subresource)
 
     def _update(self, rt: ResourceType, obj: dict, current: Stored, opts: WriteOptions, *, subresource: str, applied: bool = False) -> Written:
-        old = conversion.to_request(rt, current.load())
+        old = self._load_for_write(rt, current)
         meta, old_meta = obj["metadata"], old["metadata"]
         rv = meta.get("resourceVersion")
         if rv and rv != old_meta["resourceVersion"]:
@@ -393,7 +403,10 @@ class Registry:
             if patch_type == APPLY_PATCH and not subresource:
                 return self._apply_create(rt, namespace, name, document, opts)
             raise errors.not_found(rt.group_resource, name)
-        old = conversion.to_request(rt, current.load())  # a fresh copy of its own: patched in place
+        if patch_type == MERGE_PATCH:  # a fresh copy of its own, patched in place (lists are replaced whole)
+            old = self._load_for_write(rt, current)
+        else:  # JSON and strategic patches may change managedFields' entries in place
+            old = conversion.to_request(rt, current.load())
         if patch_type == JSON_PATCH:
             patched = patch.json_patch(old, document, in_place=True)
         elif patch_type == MERGE_PATCH:
