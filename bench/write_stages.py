@@ -17,7 +17,7 @@ request . Stages:
 * depth — the stored-depth bound (``rest._check_stored_depth``);
 * patch — applying a merge patch to the stored object (``patch.merge_patch``);
 * store — encode, commit, index and fan out to watchers (``Store.create/update``), and the stored
-  object's load for an update (``Stored.load``);
+  object's load for an update (``Stored.load``, or ``registry.loads`` where it exists);
 * registry — the registry's own steps between those (system fields, uid and timestamps, the
   namespace check, conversions, comparing with the stored object);
 * http — routing, the verb handler, the response (``KubeAPI._resource`` less the above);
@@ -68,6 +68,7 @@ STAGES = [
     ("store", "mockapi.store.memory", "Store", "create"),
     ("store", "mockapi.store.memory", "Store", "update"),
     ("store", "mockapi.store.watch", "Stored", "load"),
+    ("store", "mockapi.registry.loads", "ManagedFieldsLoads", "load"),
     ("registry", "mockapi.registry.rest", "Registry", "create"),
     ("registry", "mockapi.registry.rest", "Registry", "update"),
     ("registry", "mockapi.registry.rest", "Registry", "patch"),
