@@ -1,6 +1,7 @@
 """Where a write's time goes, stage by stage, in-process (a profile, not a throughput figure).
 
     python3 bench/write_stages.py [-n 3000] [--cases create,patch,update,status,create_pool]
+    python3 bench/write_stages.py --instructions [--code CHECKOUT ...]   (needs valgrind)
 
 Builds mockapi in this process and drives its ASGI app directly (no sockets, no uvicorn), with the
 bench's fixtures (``bench/api.py``: the ~2 KB Pod, the ~2 KB DevicePool, a DeviceClaim status PUT
@@ -16,12 +17,18 @@ request . Stages:
 * depth — the stored-depth bound (``rest._check_stored_depth``);
 * patch — applying a merge patch to the stored object (``patch.merge_patch``);
 * store — encode, commit, index and fan out to watchers (``Store.create/update``), and the stored
-  object's load for an update (``Stored.load``);
+  object's load for an update (``Stored.load``, or ``registry.loads`` where it exists);
 * registry — the registry's own steps between those (system fields, uid and timestamps, the
   namespace check, conversions, comparing with the stored object);
 * http — routing, the verb handler, the response (``KubeAPI._resource`` less the above);
 * observe — metrics and the request log (the app's observer);
 * other — the ASGI entry and this driver's own calls.
+
+``--instructions`` counts CPU instructions per request instead, each case in its own process
+under valgrind's callgrind (counting only around the measured batch), for one checkout or several
+(``--code DIR``, repeatable; this driver, that checkout's ``mockapi``): a count that other tenants'
+load does not disturb, the before/after figure to trust on a shared machine (it leaves out cache
+misses and the kernel, which the HTTP benchmark sees).
 
 The numbers are per request, best of ``--repeat`` batches (the machine is shared: the best batch is
 the least disturbed). It imports whatever ``mockapi`` is on ``sys.path`` first, so running it from
@@ -61,6 +68,7 @@ STAGES = [
     ("store", "mockapi.store.memory", "Store", "create"),
     ("store", "mockapi.store.memory", "Store", "update"),
     ("store", "mockapi.store.watch", "Stored", "load"),
+    ("store", "mockapi.registry.loads", "ManagedFieldsLoads", "load"),
     ("registry", "mockapi.registry.rest", "Registry", "create"),
     ("registry", "mockapi.registry.rest", "Registry", "update"),
     ("registry", "mockapi.registry.rest", "Registry", "patch"),
@@ -228,7 +236,16 @@ def main(argv=None) -> int:
     parser.add_argument("-n", type=int, default=2000, help="requests per batch")
     parser.add_argument("--repeat", type=int, default=3, help="batches per case (the best is shown)")
     parser.add_argument("--cases", default="create,create_pool,patch,update,status")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count CPU instructions per request under valgrind's callgrind instead (steady on a busy machine)")
+    parser.add_argument("--code", action="append", default=[], metavar="DIR",
+                        help="with --instructions: the checkout to measure (repeatable; default this one), run case by case")
+    parser.add_argument("--callgrind-child", nargs=2, metavar=("CASE", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.callgrind_child:
+        return _callgrind_child(args.callgrind_child[0], int(args.callgrind_child[1]))
+    if args.instructions:
+        return _instructions(args)
     import mockapi
 
     timers = Timers()
@@ -242,6 +259,57 @@ def main(argv=None) -> int:
     for case in args.cases.split(","):
         row = measure(driver, timers, case, args.n, args.repeat)
         print(f"{case:<12}" + "".join(f"{row.get(c, 0.0):>14.1f}" for c in COLUMNS) + f"{row['total']:>10.1f}")
+    return 0
+
+
+# The cases that cycle through the 1,000 set-up objects: warmed up past one pass, so that every
+# object has been written once already (a label added on the first pass is changed after it).
+_CYCLING = ("patch", "update", "status")
+
+
+def _instructions(args) -> int:
+    """Instructions per request of each case and checkout: every (case, checkout) in its own process
+    under callgrind, counting only around the measured batch (``callgrind_control -i``). A count,
+    not a time: other tenants' load does not change it (what it leaves out: cache misses, the
+    kernel)."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
+        print("--instructions needs valgrind (callgrind_control)", file=sys.stderr)
+        return 2
+    checkouts = [str(Path(c).resolve()) for c in args.code] or [str(Path(__file__).resolve().parent.parent)]
+    n = min(args.n, 300)
+    print(f"CPU instructions per request (callgrind, in process, {n} requests per case after warm-up)")
+    print(f"{'case':<12}" + "".join(f"{Path(c).name:>16}" for c in checkouts))
+    for case in args.cases.split(","):
+        counts = []
+        for checkout in checkouts:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / "callgrind.out"
+                cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", sys.executable,
+                       str(Path(__file__).resolve()), "--callgrind-child", case, str(n)]  # this driver, that checkout's mockapi
+                subprocess.run(cmd, cwd=checkout, env={**os.environ, "PYTHONPATH": checkout}, capture_output=True, check=True)
+                totals = next(line for line in out.read_text(errors="replace").splitlines() if line.startswith("totals:"))
+                counts.append(int(totals.split()[1]) // n)
+        print(f"{case:<12}" + "".join(f"{c:>16,}" for c in counts))
+    return 0
+
+
+def _callgrind_child(case: str, n: int) -> int:
+    import os
+    import subprocess
+
+    driver = Driver()
+    for _ in range(1100 if case in _CYCLING else 200):
+        driver.one(case)
+    gc.collect()
+    subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], capture_output=True, check=True)
+    for _ in range(n):
+        driver.one(case)
+    subprocess.run(["callgrind_control", "-i", "off", str(os.getpid())], capture_output=True, check=True)
     return 0
 
 

@@ -90,8 +90,13 @@ def update(
     if not (added or modified or removed):
         return list(stored) if stored is not None else entries.encode(_disown(managers, {}, keep=None))
     changed = union(modified, added)
-    managers = _disown(managers, union(changed, removed), keep=None)
     key = key_of(manager, UPDATE, api_version, subresource)
+    if not removed and _within_own_fields(managers, key, changed):
+        # a manager writes again within its own fields, which no other entry shares (a controller's
+        # status, a label flip): every entry keeps its fields ((F - C) | C is F), only its time moves
+        managers = {**managers, key: managers[key].with_time(now)}
+        return entries.encode(entries.cap_update_managers(managers))
+    managers = _disown(managers, union(changed, removed), keep=None)
     mine = difference(changed, removed)
     if mine:
         previous = managers.get(key)
@@ -272,6 +277,15 @@ def _before_first_apply(
 
 
 # -- shared -----------------------------------------------------------------------------------
+
+
+def _within_own_fields(managers: Managers, key: Key, changed: dict) -> bool:
+    """Whether ``changed`` lies within the fields of ``key``'s entry and outside every other
+    (non-empty) entry's: then disowning it and giving it back to ``key`` changes no entry's fields."""
+    mine = managers.get(key)
+    if mine is None or union(mine.fields, changed) is not mine.fields:
+        return False
+    return all(entry is mine or (entry.fields and difference(entry.fields, changed) is entry.fields) for entry in managers.values())
 
 
 def _disown(managers: Managers, fields: dict, *, keep: tuple | None) -> Managers:

@@ -313,7 +313,7 @@ def added_object(root: TypeNode, new: dict, ignore: Iterable[str] = ()) -> dict:
             continue
         try:
             if key == "metadata":  # compared from {} not from absent: no member marker of its own
-                node = _added(OBJECT_META, _recorded_meta(value), member=False)
+                node = _added_metadata(_recorded_meta(value))
                 if node is not None:
                     out["f:" + key] = node
             else:
@@ -345,6 +345,28 @@ def _added_field(root: TypeNode, key: str, value: Any) -> dict:
     if len(_ADDED) >= _ADDED_SIZE:
         _ADDED.clear()
     _ADDED[memo_key] = (root, node)
+    return node
+
+
+_ADDED_META: dict[bytes, dict | None] = {}  # recorded metadata's JSON -> its set
+
+
+def _added_metadata(meta: Any) -> dict | None:
+    """The set of a new object's recorded metadata, remembered by its compact JSON as
+    :func:`_added_field` remembers the other fields (pods of one template share labels, annotations
+    and owner): ObjectMeta's type never changes."""
+    if meta.__class__ is not dict or not meta:
+        return _added(OBJECT_META, meta, member=False)
+    try:
+        memo_key = orjson.dumps(meta)
+    except orjson.JSONEncodeError:
+        return _added(OBJECT_META, meta, member=False)
+    if memo_key in _ADDED_META:
+        return _ADDED_META[memo_key]
+    node = _added(OBJECT_META, meta, member=False)
+    if len(_ADDED_META) >= _ADDED_SIZE:
+        _ADDED_META.clear()
+    _ADDED_META[memo_key] = node
     return node
 
 

@@ -226,6 +226,8 @@ def _default_port_protocols(pod: dict) -> None:
 
 
 _PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
+_LETTER = re.compile(r"[a-z]")
+_VALID_PORT_NAMES: set[str] = set()
 _PORT_RANGE = "must be between 1 and 65535, inclusive"
 
 
@@ -273,18 +275,25 @@ def host_port_conflicts(containers: list[dict], path: str) -> list[errors.FieldE
 
 
 def port_name_errors(name: str) -> list[str]:
-    """validation.IsValidPortName (an IANA_SVC_NAME), kube's messages in kube's order."""
+    """validation.IsValidPortName (an IANA_SVC_NAME), kube's messages in kube's order. Valid names
+    are remembered (port names repeat across pods), up to a bound."""
+    if name in _VALID_PORT_NAMES:
+        return []
     found = []
     if len(name) > 15:
         found.append("must be no more than 15 characters")
     if not _PORT_NAME_CHARS.match(name):
         found.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not re.search(r"[a-z]", name):
+    if not _LETTER.search(name):
         found.append("must contain at least one letter (a-z)")
     if "--" in name:
         found.append("must not contain consecutive hyphens")
     if name[0] == "-" or name[-1] == "-":
         found.append("must not begin or end with a hyphen")
+    if not found:
+        if len(_VALID_PORT_NAMES) >= 4096:
+            _VALID_PORT_NAMES.clear()
+        _VALID_PORT_NAMES.add(name)
     return found
 
 

@@ -21,6 +21,7 @@ from mockapi import clock as clocks
 from mockapi import decoding, errors, fieldmanager, patch
 from mockapi.gvk import ResourceType
 from mockapi.registry import conversion, crds, kinds, namespaces, pods
+from mockapi.registry.loads import ManagedFieldsLoads
 from mockapi.registry import scale as scales
 from mockapi.registry import strategy as strategies
 from mockapi.registry.cluster import Cluster, ServiceRanges
@@ -71,6 +72,7 @@ class Registry:
         self._schemas_since = store.resource_version
         self._single_schema: dict[ResourceType, bool] = {}
         types.on_change(self._schemas_changed)
+        self._loads = ManagedFieldsLoads()
         # pods bound to a node are deleted gracefully, for a kubelet to end (the simulated kubelet runs)
         self.kubelet = False
         # The server's authorizer when it is not AlwaysAllow (mockapi.auth.rbac.RBACAuthorizer sets
@@ -107,6 +109,14 @@ class Registry:
         return tuple(key for key, value in obj.items() if key not in _TYPE_META and type(value) in (dict, list) and key in old
                      and _same_json(value, old[key]))
 
+    def _load_for_write(self, rt: ResourceType, stored: Stored) -> dict:
+        """A stored object to write from, in the version of ``rt``: a fresh dict, but for its
+        ``metadata.managedFields``, which may be shared with other loads (registry/loads.py) and
+        must not be changed in place."""
+        if conversion.converts(rt):
+            return conversion.to_request(rt, stored.load())
+        return self._loads.load(stored.raw)
+
     def _not_create_only(self, rt: ResourceType) -> None:
         """Kinds that are only answered (access reviews) have no other verb: kube's 405."""
         if self.strategy(rt).answers_create:
@@ -130,16 +140,19 @@ class Registry:
         An unset boolean field reads "false", as a Go struct's zero value does."""
         if rt not in self._indexers:
             paths = rt.selectable_fields
-            value = self.strategy(rt).field_value
-            unset = {p: "false" if _schema_type(rt.schema, p) == "boolean" else "" for p in paths}
+            strategy = self.strategy(rt)
+            # a strategy that reads plain dotted paths: each path split once, here
+            value = _dotted_path if type(strategy).field_value is strategies.Strategy.field_value else strategy.field_value
+            steps = [(tuple(path.split(".")) if value is _dotted_path else path, "false" if _schema_type(rt.schema, path) == "boolean" else "")
+                     for path in paths]
 
             def index(obj: dict) -> tuple[str, ...]:
                 # A tuple in rt.selectable_fields order, of interned strings: most values repeat
                 # ("", "false", "Pending", a node name), so 100,000 objects share them.
                 values = []
-                for path in paths:
-                    found = value(obj, path)
-                    values.append(unset[path] if found is None else sys.intern(_field_string(found)))
+                for step, unset in steps:
+                    found = value(obj, step)
+                    values.append(unset if found is None else sys.intern(_field_string(found)))
                 return tuple(values)
 
             self._indexers[rt] = index if paths else None
@@ -340,7 +353,7 @@ class Registry:
         return self._update(rt, obj, current, opts, subresource=subresource)
 
     def _update(self, rt: ResourceType, obj: dict, current: Stored, opts: WriteOptions, *, subresource: str, applied: bool = False) -> Written:
-        old = conversion.to_request(rt, current.load())
+        old = self._load_for_write(rt, current)
         meta, old_meta = obj["metadata"], old["metadata"]
         rv = meta.get("resourceVersion")
         if rv and rv != old_meta["resourceVersion"]:
@@ -390,7 +403,10 @@ class Registry:
             if patch_type == APPLY_PATCH and not subresource:
                 return self._apply_create(rt, namespace, name, document, opts)
             raise errors.not_found(rt.group_resource, name)
-        old = conversion.to_request(rt, current.load())  # a fresh copy of its own: patched in place
+        if patch_type == MERGE_PATCH:  # a fresh copy of its own, patched in place (lists are replaced whole)
+            old = self._load_for_write(rt, current)
+        else:  # JSON and strategic patches may change managedFields' entries in place
+            old = conversion.to_request(rt, current.load())
         if patch_type == JSON_PATCH:
             patched = patch.json_patch(old, document, in_place=True)
         elif patch_type == MERGE_PATCH:
@@ -723,6 +739,15 @@ _FIELD_SET_EXTRA = 5  # metadata, managedFields, the entry, fieldsV1's root, and
 
 
 def _within_depth_without_managed_fields(obj: dict, limit: int) -> bool:
+    meta = obj.get("metadata")
+    if type(meta) is dict and "managedFields" in meta:
+        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    try:  # one encoding of the whole: nothing nests deeper than it has brackets (a Pod about forty)
+        encoded = orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        encoded = None
+    if encoded is not None and encoded.count(b"{") + encoded.count(b"[") <= limit:
+        return True
     for key, value in obj.items():
         if key == "metadata" and type(value) is dict:
             if any(k != "managedFields" and _deeper_than(v, limit - 2) for k, v in value.items()):
@@ -770,6 +795,15 @@ def _schema_type(schema: dict, path: str) -> str:
     for part in path.split("."):
         schema = (schema.get("properties") or {}).get(part) or {}
     return schema.get("type", "")
+
+
+def _dotted_path(obj: Any, parts: tuple[str, ...]) -> Any:
+    """strategy.get_path with the path already split: the value there, or None."""
+    for part in parts:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
 
 
 def _field_string(value: Any) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from mockapi import errors
 from mockapi.names import (  # noqa: F401  (re-exported: the schema layer reads them as meta.*)
     byte_len as _byte_len,
@@ -123,11 +125,36 @@ def validate_object_meta(
     _check_names(meta, name_rule, path, errs)
     _check_namespace(meta, namespaced, path, errs)
     _check_generation(meta, path, errs)
-    _check_labels(meta.get("labels"), f"{path}.labels", errs)
-    _check_annotations(meta.get("annotations"), f"{path}.annotations", errs)
-    _check_owner_references(meta.get("ownerReferences"), f"{path}.ownerReferences", errs)
-    _check_finalizers(meta.get("finalizers"), f"{path}.finalizers", errs)
+    for key, check in _VALUE_CHECKS:
+        value = meta.get(key)
+        if value is not None:
+            check(value, f"{path}.{key}", errs)
     return errs
+
+
+def _remember_valid(check):
+    """``check`` (a rule on one metadata value alone), skipped for a value it found valid before:
+    objects made from one template carry the same labels, annotations, owner and finalizers. Values
+    are known by their compact JSON (``true`` is not ``1``), at most _MEMO_SIZE of them."""
+    valid: set[bytes] = set()
+
+    def checked(value: Any, path: str, errs: list) -> None:
+        try:
+            key = orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            check(value, path, errs)
+            return
+        if key in valid:
+            return
+        found = len(errs)
+        check(value, path, errs)
+        if len(errs) == found:
+            if len(valid) >= _MEMO_SIZE:
+                valid.clear()
+            valid.add(key)
+
+    checked.__wrapped__ = check
+    return checked
 
 
 def _string_field(meta: dict, key: str, path: str, errs: list) -> str | None:
@@ -291,3 +318,12 @@ def _check_finalizers(finalizers: Any, path: str, errs: list) -> None:
     if "orphan" in seen and "foregroundDeletion" in seen:
         msg = "finalizer orphan and foregroundDeletion cannot be both set"
         errs.append(errors.FieldError("invalid", path, msg, value=finalizers))
+
+
+_MEMO_SIZE = 4096
+_VALUE_CHECKS = (
+    ("labels", _remember_valid(_check_labels)),
+    ("annotations", _remember_valid(_check_annotations)),
+    ("ownerReferences", _remember_valid(_check_owner_references)),
+    ("finalizers", _remember_valid(_check_finalizers)),
+)

@@ -56,9 +56,10 @@ class Validator:
         names = ("name", "generateName")
         self._name_checks = tuple((k, metadata.props[k]) for k in names if metadata and k in metadata.props)
         # (top-level key, compact JSON) of values this validator walked without pruning or finding
-        # anything -> the value it made of them (None: the same; else its defaulted JSON): the same
-        # value again would come out the same (see ``apply``)
-        self._clean: dict[tuple[str, bytes], bytes | None] = {}
+        # anything -> the value it made of them (None: the same; a tuple: the defaults it added, see
+        # _as_additions; else its defaulted JSON): the same value again would come out the same
+        # (see ``apply``)
+        self._clean: dict[tuple[str, bytes], bytes | tuple | None] = {}
 
     def apply(self, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False) -> Outcome:
         """Prune, default and validate ``obj`` in place (metadata itself is checked by meta.py).
@@ -86,8 +87,10 @@ class Validator:
                         (known if entry in self._clean else fresh).append(entry)
             for entry in known:
                 after = self._clean[entry]
-                if after is not None:
+                if type(after) is bytes:
                     obj[entry[0]] = orjson.loads(after)
+                elif after is not None:
+                    _add_defaults(obj[entry[0]], after)
             unchanged = (*unchanged, *(key for key, _ in known))
         try:
             self._walk(obj, run, unchanged)
@@ -108,7 +111,7 @@ class Validator:
                 continue
             if len(self._clean) >= _CLEAN_SIZE:
                 self._clean.clear()
-            self._clean[(key, before)] = None if after == before else after
+            self._clean[(key, before)] = None if after == before else _as_additions(before, after)
 
     def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...]) -> None:
         root, errs = self._root, run.errors
@@ -134,6 +137,40 @@ def _compact(value: Any) -> bytes | None:
         return orjson.dumps(value)
     except orjson.JSONEncodeError:
         return None
+
+
+def _as_additions(before: bytes, after: bytes) -> bytes | tuple:
+    """What a walk did to a value, for doing it again: when it only added keys (defaults), the
+    additions as ``(path, key, value)`` in the order the walk made them — a container value as its
+    JSON, parsed afresh each time — which cost far less to put in place than parsing the whole
+    value again; else ``after`` itself. Checked: the additions made to ``before`` give ``after``."""
+    additions: list = []
+    _find_additions(orjson.loads(before), orjson.loads(after), (), additions)
+    if not additions:
+        return after
+    value = orjson.loads(before)
+    _add_defaults(value, tuple(additions))
+    return tuple(additions) if orjson.dumps(value) == after else after
+
+
+def _find_additions(before: Any, after: Any, path: tuple, out: list) -> None:
+    if type(before) is dict and type(after) is dict:
+        for key, child in after.items():
+            if key in before:
+                _find_additions(before[key], child, (*path, key), out)
+            else:
+                out.append((path, key, orjson.dumps(child) if type(child) in (dict, list) else child))
+    elif type(before) is list and type(after) is list and len(before) == len(after):
+        for index, (old, new) in enumerate(zip(before, after)):
+            _find_additions(old, new, (*path, index), out)
+
+
+def _add_defaults(value: Any, additions: tuple) -> None:
+    for path, key, added in additions:
+        node = value
+        for step in path:
+            node = node[step]
+        node[key] = orjson.loads(added) if type(added) is bytes else added
 
 
 _cache: OrderedDict[int, tuple[Any, Validator]] = OrderedDict()
