@@ -42,6 +42,8 @@ from mockapi.controllers.scheduler.status import SUCCESS, error, unresolvable, u
 
 log = logging.getLogger("mockapi.scheduler.devices")
 CANNOT_ALLOCATE = "cannot allocate all claims"  # kube's DRA Filter reason
+CANNOT_ALLOCATE_STATUS = unschedulable(CANNOT_ALLOCATE)
+_UNKNOWN = object()  # not remembered (a remembered search may have found None)
 WRITE_ATTEMPTS = 5
 MEMO_LIMIT = 100_000
 
@@ -64,6 +66,13 @@ class PodClaims:
     allocated: list[dict] = field(default_factory=list)  # allocated already: reserve for the pod
     solutions: dict[str, dict[ClaimKey, Solution]] = field(default_factory=dict)  # node → claim → devices
     network: tuple = ()  # the network pools' serials when PreFilter ran (they hold still through Filter)
+
+
+def _serials(ledger, pools) -> tuple:
+    """The ledger's serials of ``pools`` (one pool, the common case, without a generator)."""
+    if len(pools) == 1:
+        return (ledger.serial(pools[0].name),)
+    return tuple(ledger.serial(p.name) for p in pools)
 
 
 def reserved_key(key: ClaimKey) -> ClaimKey:
@@ -258,7 +267,15 @@ class AllocatorDevices(DeviceClaimsPlugin):
         return freed
 
     def _filter(self, found: "PodClaims", node_info, *, memo: bool = True):
-        ledger, inventory = self.allocator.cache.ledger, self.allocator.cache.inventory()
+        cache = self.allocator.cache
+        ledger, inventory = cache.ledger, cache.inventory()
+        if memo and len(found.pending) == 1:  # the common case: one claim, no tentative holds
+            pending = found.pending[0]
+            solution = self._search(pending, node_info.name if pending.local else None, inventory, ledger, found.network)
+            if solution is None:
+                return CANNOT_ALLOCATE_STATUS
+            found.solutions[node_info.name] = {pending.key: solution}
+            return SUCCESS
         chosen: dict[ClaimKey, Solution] = {}
         tentative: list[ClaimKey] = []
         last = len(found.pending) - 1
@@ -267,7 +284,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
                 node = node_info.name if pending.local else None
                 solution = self._search(pending, node, inventory, ledger, found.network if memo and not tentative else None)
                 if solution is None:
-                    return unschedulable(CANNOT_ALLOCATE)
+                    return CANNOT_ALLOCATE_STATUS
                 chosen[pending.key] = solution
                 if index < last:  # the pod's next claims must not take these devices too
                     held = ClaimKey(pending.key.namespace, pending.key.name, "tentative:" + pending.key.kind)
@@ -285,10 +302,11 @@ class AllocatorDevices(DeviceClaimsPlugin):
         held tentatively: those change the holds for this search only)."""
         key = None
         if network is not None:  # remembered: the node's pools' serials, and the network pools' (from PreFilter)
-            local = tuple(ledger.serial(p.name) for p in inventory.node_pools.get(node, ())) if node else ()
+            local = _serials(ledger, inventory.node_pools.get(node, ())) if node else ()
             key = (pending.spec, node, inventory.version, local, network)
-            if key in self._searches:
-                return self._searches[key]
+            found = self._searches.get(key, _UNKNOWN)
+            if found is not _UNKNOWN:
+                return found
         if _too_few(node, pending.rows, ledger):
             solution = None
         else:

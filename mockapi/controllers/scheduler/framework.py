@@ -233,8 +233,9 @@ class Framework:
         if extenders:
             await self._prioritize_by_extenders(pod, feasible, scores, extenders, attempt)
         attempt.totals = scores
-        best = max(feasible, key=lambda info: (scores[info.name], _reversed(info.name)))
-        return ScheduleResult(best.name, len(candidates), len(feasible), scores)
+        top = max(scores[info.name] for info in feasible)
+        best = min(info.name for info in feasible if scores[info.name] == top)  # ties: the first node by name
+        return ScheduleResult(best, len(candidates), len(feasible), scores)
 
     def _attempt(self, pod: dict, num_nodes: int) -> Attempt:
         meta = pod["metadata"]
@@ -285,7 +286,7 @@ class Framework:
             info = infos[(start + offset) % total]
             processed += 1
             status = self.run_filters(state, pod, info)
-            if status.success:
+            if status.code is Code.SUCCESS:
                 feasible.append(info)
                 if len(feasible) >= wanted:
                     break
@@ -301,18 +302,22 @@ class Framework:
         """Every Filter plugin on one node, stopping at the first that does not succeed. Pods
         nominated to the node with at least this pod's priority count as if there already (kube's
         ``RunFilterPluginsWithNominatedPods``)."""
-        nominated = self.snapshot.nominated_on(info.name, at_least=pods_.priority(pod), besides=pods_.key(pod)) if self.snapshot is not None and self.snapshot.nominated else []
+        snapshot = self.snapshot
+        nominated = snapshot.nominated_on(info.name, at_least=pods_.priority(pod), besides=pods_.key(pod)) if snapshot is not None and snapshot.nominated else ()
         if nominated:
             info = info.clone()
             for other in nominated:
                 info.add_pod(other)
-        for p in self.points["filter"]:
-            if p.NAME in state.skip_filter:
-                continue
+        filters = state.filters
+        if filters is None or state.filters_skipped != len(state.skip_filter):  # the cycle's filters, once (PreFilter may skip some)
+            filters = state.filters = tuple(p for p in self.points["filter"] if p.NAME not in state.skip_filter)
+            state.filters_skipped = len(state.skip_filter)
+        success = status_.SUCCESS
+        for p in filters:
             status = p.filter(state, pod, info)
-            if not status.success:
+            if status is not success and status.code is not Code.SUCCESS:
                 return status.by(p.NAME)
-        return status_.SUCCESS
+        return success
 
     def _prioritize(self, state: CycleState, pod: dict, feasible: list[NodeInfo], attempt: Attempt | None = None) -> dict[str, int] | Status:
         for p in self.points["preScore"]:
@@ -553,11 +558,6 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     if percentage <= 0:
         percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
     return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-def _reversed(name: str) -> tuple:
-    """A key under which ``max`` prefers the smaller name on equal scores."""
-    return tuple(-ord(c) for c in name) + (1,)
 
 
 async def _maybe(value):

@@ -15,7 +15,7 @@ from mockapi.controllers.scheduler.pods import Resources
 
 
 class NodeInfo:
-    __slots__ = ("node", "name", "pods", "requested", "non_zero_requested", "allocatable", "_requests")
+    __slots__ = ("node", "name", "pods", "requested", "non_zero_requested", "allocatable", "_requests", "_spec")
 
     def __init__(self, node: dict | None, name: str = "") -> None:
         self.name = name or (node or {}).get("metadata", {}).get("name", "")
@@ -24,12 +24,14 @@ class NodeInfo:
         self.non_zero_requested: Resources = {}
         self._requests: dict[str, tuple[Resources, Resources]] = {}
         self.node = None
+        self._spec: dict = {}
         self.allocatable: Resources = {}
         if node is not None:
             self.set_node(node)
 
     def set_node(self, node: dict) -> None:
         self.node = node
+        self._spec = node.get("spec") or {}
         self.allocatable = pods_.resource_list((node.get("status") or {}).get("allocatable"))
 
     def add_pod(self, pod: dict) -> None:
@@ -54,11 +56,11 @@ class NodeInfo:
         return ((self.node or {}).get("metadata") or {}).get("labels") or {}
 
     def spec(self) -> dict:
-        return (self.node or {}).get("spec") or {}
+        return self._spec if self.node is not None else {}
 
     def clone(self) -> "NodeInfo":
         copy = NodeInfo(None, self.name)
-        copy.node, copy.allocatable = self.node, self.allocatable
+        copy.node, copy.allocatable, copy._spec = self.node, self.allocatable, self._spec
         copy.pods, copy._requests = dict(self.pods), dict(self._requests)
         copy.requested, copy.non_zero_requested = dict(self.requested), dict(self.non_zero_requested)
         return copy

@@ -54,6 +54,8 @@ class CycleState(dict):
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
         self.attempt = None
+        self.filters: tuple | None = None  # the Filter plugins not skipped (the framework's, built once per cycle)
+        self.filters_skipped = 0
 
 
 @dataclass
