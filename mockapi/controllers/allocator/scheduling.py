@@ -43,7 +43,6 @@ from mockapi.controllers.scheduler.status import SUCCESS, error, unresolvable, u
 log = logging.getLogger("mockapi.scheduler.devices")
 CANNOT_ALLOCATE = "cannot allocate all claims"  # kube's DRA Filter reason
 CANNOT_ALLOCATE_STATUS = unschedulable(CANNOT_ALLOCATE)
-_UNKNOWN = object()  # not remembered (a remembered search may have found None)
 WRITE_ATTEMPTS = 5
 MEMO_LIMIT = 100_000
 
@@ -56,6 +55,7 @@ class Pending:
     match: tuple
     spec: bytes  # the claim's spec, canonical: claims made from one template share their searches
     local: bool  # whether any of its devices could be node-local (else: network pools only, any node)
+    memo: dict | None = None  # node → (its pools' serials, the search's solution), for this spec (set by the first search)
 
 
 @dataclass
@@ -99,7 +99,8 @@ class AllocatorDevices(DeviceClaimsPlugin):
         # spec (per inventory), and per (spec, node) the solution or None while the serials of the
         # node's pools (and the network pools) stay the same. Pool and class events clear both.
         self._rows: dict[tuple, tuple] = {}
-        self._searches: dict[tuple, Solution | None] = {}
+        self._searches: dict[tuple, dict[str | None, tuple[tuple, Solution | None]]] = {}
+        self._remembered = 0  # searches remembered since the memo was last cleared
         allocator.listeners.append(self._on_allocator_event)
 
     # ------------------------------------------------------------ events in
@@ -239,6 +240,9 @@ class AllocatorDevices(DeviceClaimsPlugin):
     # --------------------------------------------------------------- filter
     def filter(self, state, pod, node_info):
         found: PodClaims = state[self.NAME]
+        snapshot = getattr(self.handle, "snapshot", None)
+        if snapshot is None or snapshot.get(node_info.name) is node_info:  # the node itself, not a trial copy
+            return self._filter(found, node_info)
         freed = self._freed_by_preemption(node_info)
         if not freed:
             return self._filter(found, node_info)
@@ -300,13 +304,15 @@ class AllocatorDevices(DeviceClaimsPlugin):
         """The allocator's search for one claim on one node; remembered per (spec, node) while the
         holds on the pools it could use stay as they were (not while a pod's earlier claims are
         held tentatively: those change the holds for this search only)."""
-        key = None
+        memo = local = None
         if network is not None:  # remembered: the node's pools' serials, and the network pools' (from PreFilter)
+            memo = pending.memo
+            if memo is None:  # per (spec, inventory, network pools' serials), then per node: found once a cycle
+                memo = pending.memo = self._searches.setdefault((pending.spec, inventory.version, network), {})
             local = _serials(ledger, inventory.node_pools.get(node, ())) if node else ()
-            key = (pending.spec, node, inventory.version, local, network)
-            found = self._searches.get(key, _UNKNOWN)
-            if found is not _UNKNOWN:
-                return found
+            hit = memo.get(node)
+            if hit is not None and hit[0] == local:
+                return hit[1]
         if _too_few(node, pending.rows, ledger):
             solution = None
         else:
@@ -314,10 +320,12 @@ class AllocatorDevices(DeviceClaimsPlugin):
                 solution = NodeSearch(node, pending.rows, ledger, pending.match, self._budget()).run()
             except (Exhausted, Preempted):
                 return None  # not remembered: a later attempt may have more time
-        if key is not None:
-            if len(self._searches) > MEMO_LIMIT:
+        if memo is not None:
+            self._remembered += 1
+            if self._remembered > MEMO_LIMIT:
                 self._searches.clear()
-            self._searches[key] = solution
+                self._remembered = 0
+            memo[node] = (local, solution)
         return solution
 
     # ------------------------------------------------------ reserve/unreserve

@@ -10,12 +10,16 @@ are kept aside and counted when it appears, as kube keeps "ghost" node infos.
 
 from __future__ import annotations
 
+import itertools
+
 from mockapi.controllers.scheduler import pods as pods_
 from mockapi.controllers.scheduler.pods import Resources
 
+_generations = itertools.count(1)  # every change to any NodeInfo gets a number never used before
+
 
 class NodeInfo:
-    __slots__ = ("node", "name", "pods", "requested", "non_zero_requested", "allocatable", "_requests", "_spec")
+    __slots__ = ("node", "name", "pods", "requested", "non_zero_requested", "allocatable", "_requests", "_spec", "generation")
 
     def __init__(self, node: dict | None, name: str = "") -> None:
         self.name = name or (node or {}).get("metadata", {}).get("name", "")
@@ -24,6 +28,7 @@ class NodeInfo:
         self.non_zero_requested: Resources = {}
         self._requests: dict[str, tuple[Resources, Resources]] = {}
         self.node = None
+        self.generation = next(_generations)  # changes with the node or its pods (kube's NodeInfo.Generation)
         self._spec: dict = {}
         self.allocatable: Resources = {}
         if node is not None:
@@ -31,6 +36,7 @@ class NodeInfo:
 
     def set_node(self, node: dict) -> None:
         self.node = node
+        self.generation = next(_generations)
         self._spec = node.get("spec") or {}
         self.allocatable = pods_.resource_list((node.get("status") or {}).get("allocatable"))
 
@@ -40,6 +46,7 @@ class NodeInfo:
             self.remove_pod(key)
         wanted = (pods_.requests(pod), pods_.requests(pod, non_zero=True))
         self.pods[key] = pod
+        self.generation = next(_generations)
         self._requests[key] = wanted
         _add(self.requested, wanted[0], 1)
         _add(self.non_zero_requested, wanted[1], 1)
@@ -47,6 +54,7 @@ class NodeInfo:
     def remove_pod(self, key: str) -> bool:
         if self.pods.pop(key, None) is None:
             return False
+        self.generation = next(_generations)
         wanted = self._requests.pop(key)
         _add(self.requested, wanted[0], -1)
         _add(self.non_zero_requested, wanted[1], -1)
@@ -60,7 +68,7 @@ class NodeInfo:
 
     def clone(self) -> "NodeInfo":
         copy = NodeInfo(None, self.name)
-        copy.node, copy.allocatable, copy._spec = self.node, self.allocatable, self._spec
+        copy.node, copy.allocatable, copy._spec, copy.generation = self.node, self.allocatable, self._spec, self.generation
         copy.pods, copy._requests = dict(self.pods), dict(self._requests)
         copy.requested, copy.non_zero_requested = dict(self.requested), dict(self.non_zero_requested)
         return copy
@@ -107,6 +115,7 @@ class Snapshot:
             return
         if info.pods:
             info.node = None  # pods stay counted until they go (kube's ghost node info)
+            info.generation = next(_generations)
         else:
             del self._infos[name]
 

@@ -70,6 +70,8 @@ def matches_required(pod: dict, node: dict) -> bool:
 
 class NodeAffinity(Plugin):
     NAME = "NodeAffinity"
+    PURE_FILTER = True
+    PURE_SCORE = True
     EVENTS = (events.NODE_ADD, events.NODE_UPDATE)
 
     def filter(self, state, pod, node_info):

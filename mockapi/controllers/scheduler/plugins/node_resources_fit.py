@@ -43,6 +43,8 @@ def insufficient(requested: pods_.Resources, node_info, *, ignored: frozenset = 
 
 class NodeResourcesFit(Plugin):
     NAME = "NodeResourcesFit"
+    PURE_FILTER = True
+    PURE_SCORE = True
     EVENTS = (events.POD_DELETE, events.NODE_ADD, events.NODE_UPDATE)
 
     @classmethod
