@@ -66,6 +66,7 @@ class PodClaims:
     allocated: list[dict] = field(default_factory=list)  # allocated already: reserve for the pod
     solutions: dict[str, dict[ClaimKey, Solution]] = field(default_factory=dict)  # node → claim → devices
     network: tuple = ()  # the network pools' serials when PreFilter ran (they hold still through Filter)
+    node_pools: dict | None = None  # the inventory's node → pools, for the one-claim path (Filter)
 
 
 def _serials(ledger, pools) -> tuple:
@@ -196,6 +197,8 @@ class AllocatorDevices(DeviceClaimsPlugin):
                 return unresolvable(f'device claim "{name}" is not allocated yet')
         cache = self.allocator.cache
         found.network = tuple(cache.ledger.serial(p.name) for p in cache.inventory().network)
+        if len(found.pending) == 1 and found.pending[0].local:
+            found.node_pools = cache.inventory().node_pools
         state[self.NAME] = found
         if pinned:
             state[("node_names", self.NAME)] = {pinned}
@@ -242,6 +245,17 @@ class AllocatorDevices(DeviceClaimsPlugin):
         found: PodClaims = state[self.NAME]
         snapshot = getattr(self.handle, "snapshot", None)
         if snapshot is None or snapshot.get(node_info.name) is node_info:  # the node itself, not a trial copy
+            if found.node_pools is not None:  # one node-local claim: what _search remembered, without the calls
+                pending, name = found.pending[0], node_info.name
+                pools = found.node_pools.get(name, ())
+                serial = self.allocator.cache.ledger.serial
+                local = (serial(pools[0].name),) if len(pools) == 1 else tuple(serial(p.name) for p in pools)
+                hit = pending.memo.get(name) if pending.memo is not None else None
+                if hit is not None and hit[0] == local:
+                    if hit[1] is None:
+                        return CANNOT_ALLOCATE_STATUS
+                    found.solutions[name] = {pending.key: hit[1]}
+                    return SUCCESS
             return self._filter(found, node_info)
         freed = self._freed_by_preemption(node_info)
         if not freed:
