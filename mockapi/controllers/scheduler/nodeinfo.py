@@ -94,6 +94,7 @@ class Snapshot:
         self._infos: dict[str, NodeInfo] = {}
         self.pod_node: dict[str, str] = {}  # pod key → the node it counts on
         self.nominated: dict[str, tuple[dict, str]] = {}  # pod key → (pod, node) preemption made room on
+        self._listed: tuple[NodeInfo, ...] | None = None  # node_infos(), while no node comes or goes
         for node in nodes:
             self.set_node(node)
         for pod in pods:
@@ -105,7 +106,10 @@ class Snapshot:
         info = self._infos.get(name)
         if info is None:
             info = self._infos[name] = NodeInfo(node)
+            self._listed = None
         else:
+            if info.node is None:
+                self._listed = None
             info.set_node(node)
         return info
 
@@ -113,6 +117,7 @@ class Snapshot:
         info = self._infos.get(name)
         if info is None:
             return
+        self._listed = None
         if info.pods:
             info.node = None  # pods stay counted until they go (kube's ghost node info)
             info.generation = next(_generations)
@@ -166,7 +171,9 @@ class Snapshot:
 
     def node_infos(self) -> list[NodeInfo]:
         """The known nodes, by name."""
-        return [self._infos[name] for name in sorted(self._infos) if self._infos[name].node is not None]
+        if self._listed is None:  # sorted again only when a node came or went
+            self._listed = tuple(self._infos[name] for name in sorted(self._infos) if self._infos[name].node is not None)
+        return list(self._listed)
 
     def __len__(self) -> int:
         return sum(1 for info in self._infos.values() if info.node is not None)
