@@ -124,7 +124,7 @@ class _View:
 
 
 # ===================================================================== in-process
-SHARED_EVENTS = 4096  # event lines whose parsed form in-process watches share (the latest)
+SHARED_EVENTS = 1024  # event lines whose parsed form in-process watches share (the latest; a few MB at most)
 _shared: dict[int, tuple[bytes, list]] = {}  # id(line) → (the line, kept alive; its events parsed)
 
 
