@@ -11,12 +11,16 @@ Two runs per shape:
   creation to the last pod bound, and to the last pod Running.
 - **paced**: pods created at ``--rate`` per second; creation → bound latency p50/p99.
 
-and the same with plain pods (no device claims), for comparison. Anchors (issue 10): real DRA's CI
+and the same with plain pods (no device claims), for comparison. Each run also gives the process's
+CPU time per pod (from the first creation until every pod is Running), which a busy machine moves
+less than it moves wall time; ``--code DIR`` runs another checkout's ``mockapi`` package (run the
+bench for two checkouts in turn to compare code). Anchors (issue 10): real DRA's CI
 thresholds on this shape are 40–70 pods/s (typically 51–81), ~250 pods/s on 6 cores; the goal here
 is ≥ 300 pods/s bound and p99 < 100 ms at 200 pods/s, on 2 cores.
 
     python3 bench/scheduler.py                    # 500 nodes × 10 devices, 5,000 pods
     python3 bench/scheduler.py --nodes 50 --pods 500 --quick
+    python3 bench/scheduler.py --nodes 500 --pods 2000 --quick --code /tmp/main-checkout
 """
 
 from __future__ import annotations
