@@ -11,12 +11,16 @@ Two runs per shape:
   creation to the last pod bound, and to the last pod Running.
 - **paced**: pods created at ``--rate`` per second; creation → bound latency p50/p99.
 
-and the same with plain pods (no device claims), for comparison. Anchors (issue 10): real DRA's CI
+and the same with plain pods (no device claims), for comparison. Each run also gives the process's
+CPU time per pod (from the first creation until every pod is Running), which a busy machine moves
+less than it moves wall time; ``--code DIR`` runs another checkout's ``mockapi`` package (run the
+bench for two checkouts in turn to compare code). Anchors (issue 10): real DRA's CI
 thresholds on this shape are 40–70 pods/s (typically 51–81), ~250 pods/s on 6 cores; the goal here
 is ≥ 300 pods/s bound and p99 < 100 ms at 200 pods/s, on 2 cores.
 
     python3 bench/scheduler.py                    # 500 nodes × 10 devices, 5,000 pods
     python3 bench/scheduler.py --nodes 50 --pods 500 --quick
+    python3 bench/scheduler.py --nodes 500 --pods 2000 --quick --code /tmp/main-checkout
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# --code DIR: the mockapi package of another checkout (before/after runs of one bench, interleaved)
+_CODE = sys.argv[sys.argv.index("--code") + 1] if "--code" in sys.argv[:-1] else str(Path(__file__).resolve().parents[1])
+sys.path.insert(0, _CODE)
 
-from mockapi import app as app_  # noqa: E402
+from mockapi import app as app_, cli  # noqa: E402
 from mockapi.client import SYNCED, Kind, LocalClient  # noqa: E402
 from mockapi.settings import Settings  # noqa: E402
 
@@ -71,7 +77,7 @@ async def run(nodes: int, devices: int, pods: int, *, claims: bool, rate: float 
     template = {"apiVersion": API, "kind": "DeviceClaimTemplate", "metadata": {"name": "one-gpu", "namespace": "default"}, "spec": {"spec": {"claims": [{"deviceClass": "gpu"}]}}}
     await client.create(TEMPLATES, template)
     gc.collect()
-    gc.freeze()
+    cli._tune_gc()  # as `mockapi serve` runs: start-up frozen, the young generation collected less often
     await server.start_background()
     await asyncio.sleep(0.5)  # informers synced, nodes given their kubelet's status
 
@@ -94,7 +100,7 @@ async def run(nodes: int, devices: int, pods: int, *, claims: bool, rate: float 
 
     watching = asyncio.create_task(observe())
     await asyncio.sleep(0)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for i in range(pods):
         body = pod(i, claims=claims)
         created[body["metadata"]["name"]] = time.perf_counter()
@@ -109,6 +115,7 @@ async def run(nodes: int, devices: int, pods: int, *, claims: bool, rate: float 
         await asyncio.wait_for(done.wait(), timeout=max(60.0, pods / 20))
     except asyncio.TimeoutError:
         pass
+    cpu = time.process_time() - cpu_start
     watching.cancel()
     await server.stop_background()
     gc.unfreeze()
@@ -121,6 +128,7 @@ async def run(nodes: int, devices: int, pods: int, *, claims: bool, rate: float 
         "pods_per_s_bound": len(bound) / (last_bound - start) if bound else 0.0,
         "pods_per_s_running": len(running) / (last_running - start) if running else 0.0,
         "p50_ms": statistics.median(latencies) if latencies else float("nan"),
+        "cpu_ms_per_pod": cpu * 1000 / pods,
         "p99_ms": latencies[int(len(latencies) * 0.99) - 1] if len(latencies) >= 100 else (latencies[-1] if latencies else float("nan")),
     }
 
@@ -133,9 +141,10 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=200.0, help="pods/s for the paced run (default 200)")
     parser.add_argument("--quick", action="store_true", help="burst runs only")
     parser.add_argument("--only", choices=("claims", "plain"), help="one kind of pod only")
+    parser.add_argument("--code", metavar="DIR", help="run the mockapi package of another checkout (default: this one's)")
     parser.add_argument("--rbac", action="store_true", help="--authorization-mode=RBAC: every controller call authorized (docs/rbac.md)")
     args = parser.parse_args()
-    print(f"{args.nodes} nodes × {args.devices} devices, {args.pods} pods{', RBAC' if args.rbac else ''}", flush=True)
+    print(f"{args.nodes} nodes × {args.devices} devices, {args.pods} pods{', RBAC' if args.rbac else ''} ({Path(app_.__file__).parents[1]})", flush=True)
     rows = []
     for claims in {"claims": (True,), "plain": (False,)}.get(args.only, (True, False)):
         label = "claim template" if claims else "plain pods"
@@ -143,12 +152,12 @@ def main() -> int:
         rows.append((f"{label}, burst", burst))
         print(f"{label:15} burst: {burst['bound']}/{args.pods} bound at {burst['pods_per_s_bound']:.0f} pods/s, "
               f"{burst['running']} Running at {burst['pods_per_s_running']:.0f} pods/s; "
-              f"creation→bound p50 {burst['p50_ms']:.0f} ms, p99 {burst['p99_ms']:.0f} ms", flush=True)
+              f"creation→bound p50 {burst['p50_ms']:.0f} ms, p99 {burst['p99_ms']:.0f} ms; CPU {burst['cpu_ms_per_pod']:.2f} ms/pod", flush=True)
         if not args.quick:
             paced = asyncio.run(run(args.nodes, args.devices, args.pods, claims=claims, rate=args.rate, rbac=args.rbac))
             rows.append((f"{label}, {args.rate:.0f}/s", paced))
             print(f"{label:15} paced at {args.rate:.0f}/s: {paced['bound']}/{args.pods} bound; creation→bound p50 {paced['p50_ms']:.1f} ms, "
-                  f"p99 {paced['p99_ms']:.1f} ms", flush=True)
+                  f"p99 {paced['p99_ms']:.1f} ms; CPU {paced['cpu_ms_per_pod']:.2f} ms/pod", flush=True)
     return 0
 
 

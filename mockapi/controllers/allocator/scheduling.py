@@ -42,6 +42,7 @@ from mockapi.controllers.scheduler.status import SUCCESS, error, unresolvable, u
 
 log = logging.getLogger("mockapi.scheduler.devices")
 CANNOT_ALLOCATE = "cannot allocate all claims"  # kube's DRA Filter reason
+CANNOT_ALLOCATE_STATUS = unschedulable(CANNOT_ALLOCATE)
 WRITE_ATTEMPTS = 5
 MEMO_LIMIT = 100_000
 
@@ -54,6 +55,7 @@ class Pending:
     match: tuple
     spec: bytes  # the claim's spec, canonical: claims made from one template share their searches
     local: bool  # whether any of its devices could be node-local (else: network pools only, any node)
+    memo: dict | None = None  # node → (its pools' serials, the search's solution), for this spec (set by the first search)
 
 
 @dataclass
@@ -64,6 +66,14 @@ class PodClaims:
     allocated: list[dict] = field(default_factory=list)  # allocated already: reserve for the pod
     solutions: dict[str, dict[ClaimKey, Solution]] = field(default_factory=dict)  # node → claim → devices
     network: tuple = ()  # the network pools' serials when PreFilter ran (they hold still through Filter)
+    node_pools: dict | None = None  # the inventory's node → pools, for the one-claim path (Filter)
+
+
+def _serials(ledger, pools) -> tuple:
+    """The ledger's serials of ``pools`` (one pool, the common case, without a generator)."""
+    if len(pools) == 1:
+        return (ledger.serial(pools[0].name),)
+    return tuple(ledger.serial(p.name) for p in pools)
 
 
 def reserved_key(key: ClaimKey) -> ClaimKey:
@@ -90,7 +100,8 @@ class AllocatorDevices(DeviceClaimsPlugin):
         # spec (per inventory), and per (spec, node) the solution or None while the serials of the
         # node's pools (and the network pools) stay the same. Pool and class events clear both.
         self._rows: dict[tuple, tuple] = {}
-        self._searches: dict[tuple, Solution | None] = {}
+        self._searches: dict[tuple, dict[str | None, tuple[tuple, Solution | None]]] = {}
+        self._remembered = 0  # searches remembered since the memo was last cleared
         allocator.listeners.append(self._on_allocator_event)
 
     # ------------------------------------------------------------ events in
@@ -186,6 +197,8 @@ class AllocatorDevices(DeviceClaimsPlugin):
                 return unresolvable(f'device claim "{name}" is not allocated yet')
         cache = self.allocator.cache
         found.network = tuple(cache.ledger.serial(p.name) for p in cache.inventory().network)
+        if len(found.pending) == 1 and found.pending[0].local:
+            found.node_pools = cache.inventory().node_pools
         state[self.NAME] = found
         if pinned:
             state[("node_names", self.NAME)] = {pinned}
@@ -230,6 +243,20 @@ class AllocatorDevices(DeviceClaimsPlugin):
     # --------------------------------------------------------------- filter
     def filter(self, state, pod, node_info):
         found: PodClaims = state[self.NAME]
+        snapshot = getattr(self.handle, "snapshot", None)
+        if snapshot is None or snapshot.get(node_info.name) is node_info:  # the node itself, not a trial copy
+            if found.node_pools is not None:  # one node-local claim: what _search remembered, without the calls
+                pending, name = found.pending[0], node_info.name
+                pools = found.node_pools.get(name, ())
+                serial = self.allocator.cache.ledger.serial
+                local = (serial(pools[0].name),) if len(pools) == 1 else tuple(serial(p.name) for p in pools)
+                hit = pending.memo.get(name) if pending.memo is not None else None
+                if hit is not None and hit[0] == local:
+                    if hit[1] is None:
+                        return CANNOT_ALLOCATE_STATUS
+                    found.solutions[name] = {pending.key: hit[1]}
+                    return SUCCESS
+            return self._filter(found, node_info)
         freed = self._freed_by_preemption(node_info)
         if not freed:
             return self._filter(found, node_info)
@@ -258,7 +285,15 @@ class AllocatorDevices(DeviceClaimsPlugin):
         return freed
 
     def _filter(self, found: "PodClaims", node_info, *, memo: bool = True):
-        ledger, inventory = self.allocator.cache.ledger, self.allocator.cache.inventory()
+        cache = self.allocator.cache
+        ledger, inventory = cache.ledger, cache.inventory()
+        if memo and len(found.pending) == 1:  # the common case: one claim, no tentative holds
+            pending = found.pending[0]
+            solution = self._search(pending, node_info.name if pending.local else None, inventory, ledger, found.network)
+            if solution is None:
+                return CANNOT_ALLOCATE_STATUS
+            found.solutions[node_info.name] = {pending.key: solution}
+            return SUCCESS
         chosen: dict[ClaimKey, Solution] = {}
         tentative: list[ClaimKey] = []
         last = len(found.pending) - 1
@@ -267,7 +302,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
                 node = node_info.name if pending.local else None
                 solution = self._search(pending, node, inventory, ledger, found.network if memo and not tentative else None)
                 if solution is None:
-                    return unschedulable(CANNOT_ALLOCATE)
+                    return CANNOT_ALLOCATE_STATUS
                 chosen[pending.key] = solution
                 if index < last:  # the pod's next claims must not take these devices too
                     held = ClaimKey(pending.key.namespace, pending.key.name, "tentative:" + pending.key.kind)
@@ -283,12 +318,15 @@ class AllocatorDevices(DeviceClaimsPlugin):
         """The allocator's search for one claim on one node; remembered per (spec, node) while the
         holds on the pools it could use stay as they were (not while a pod's earlier claims are
         held tentatively: those change the holds for this search only)."""
-        key = None
+        memo = local = None
         if network is not None:  # remembered: the node's pools' serials, and the network pools' (from PreFilter)
-            local = tuple(ledger.serial(p.name) for p in inventory.node_pools.get(node, ())) if node else ()
-            key = (pending.spec, node, inventory.version, local, network)
-            if key in self._searches:
-                return self._searches[key]
+            memo = pending.memo
+            if memo is None:  # per (spec, inventory, network pools' serials), then per node: found once a cycle
+                memo = pending.memo = self._searches.setdefault((pending.spec, inventory.version, network), {})
+            local = _serials(ledger, inventory.node_pools.get(node, ())) if node else ()
+            hit = memo.get(node)
+            if hit is not None and hit[0] == local:
+                return hit[1]
         if _too_few(node, pending.rows, ledger):
             solution = None
         else:
@@ -296,10 +334,12 @@ class AllocatorDevices(DeviceClaimsPlugin):
                 solution = NodeSearch(node, pending.rows, ledger, pending.match, self._budget()).run()
             except (Exhausted, Preempted):
                 return None  # not remembered: a later attempt may have more time
-        if key is not None:
-            if len(self._searches) > MEMO_LIMIT:
+        if memo is not None:
+            self._remembered += 1
+            if self._remembered > MEMO_LIMIT:
                 self._searches.clear()
-            self._searches[key] = solution
+                self._remembered = 0
+            memo[node] = (local, solution)
         return solution
 
     # ------------------------------------------------------ reserve/unreserve

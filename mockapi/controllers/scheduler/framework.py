@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
+import orjson
+
 from mockapi.controllers.scheduler import attempts as attempts_, events as events_, extenders as extenders_, plugin as plugin_, pods as pods_, status as status_
 from mockapi.controllers.scheduler.attempts import Attempt
 from mockapi.controllers.scheduler.nodeinfo import NodeInfo, Snapshot, is_terminal  # noqa: F401 - re-exported
@@ -128,6 +130,8 @@ class Framework:
         self.monotonic = monotonic
         self.waiting_pods: dict[str, WaitingPod] = {}
         self._next_start = 0  # where the next pod's filtering starts (kube's nextStartNodeIndex)
+        self._filter_memo: dict[tuple, dict[str, tuple[int, Status]]] = {}  # (pod spec, pure filters) → node → (generation, verdict)
+        self._score_memo: dict[tuple, dict[str, tuple[int, int]]] = {}  # (pod spec, pure Score plugin) → node → (generation, score)
         self.snapshot: Snapshot | None = None  # the snapshot of the cycle running (for plugins)
         self.plugins: dict[str, Plugin] = {}
         self.points: dict[str, list[Plugin]] = {}
@@ -233,8 +237,9 @@ class Framework:
         if extenders:
             await self._prioritize_by_extenders(pod, feasible, scores, extenders, attempt)
         attempt.totals = scores
-        best = max(feasible, key=lambda info: (scores[info.name], _reversed(info.name)))
-        return ScheduleResult(best.name, len(candidates), len(feasible), scores)
+        top = max(scores[info.name] for info in feasible)
+        best = min(info.name for info in feasible if scores[info.name] == top)  # ties: the first node by name
+        return ScheduleResult(best, len(candidates), len(feasible), scores)
 
     def _attempt(self, pod: dict, num_nodes: int) -> Attempt:
         meta = pod["metadata"]
@@ -285,7 +290,7 @@ class Framework:
             info = infos[(start + offset) % total]
             processed += 1
             status = self.run_filters(state, pod, info)
-            if status.success:
+            if status.code is Code.SUCCESS:
                 feasible.append(info)
                 if len(feasible) >= wanted:
                     break
@@ -301,18 +306,57 @@ class Framework:
         """Every Filter plugin on one node, stopping at the first that does not succeed. Pods
         nominated to the node with at least this pod's priority count as if there already (kube's
         ``RunFilterPluginsWithNominatedPods``)."""
-        nominated = self.snapshot.nominated_on(info.name, at_least=pods_.priority(pod), besides=pods_.key(pod)) if self.snapshot is not None and self.snapshot.nominated else []
+        snapshot = self.snapshot
+        nominated = snapshot.nominated_on(info.name, at_least=pods_.priority(pod), besides=pods_.key(pod)) if snapshot is not None and snapshot.nominated else ()
         if nominated:
             info = info.clone()
             for other in nominated:
                 info.add_pod(other)
-        for p in self.points["filter"]:
-            if p.NAME in state.skip_filter:
-                continue
+        filters = state.filters
+        if filters is None or state.filters_skipped != len(state.skip_filter):  # the cycle's filters, once (PreFilter may skip some)
+            self._plan_filters(state, pod)
+            filters = state.filters
+        success = status_.SUCCESS
+        memo = state.filter_memo
+        if memo is not None and not nominated and snapshot is not None and snapshot.get(info.name) is info:
+            remembered = memo.get(info.name)
+            if remembered is not None and remembered[0] == info.generation:
+                status = remembered[1]
+            else:
+                status = memo[info.name] = (info.generation, self._run_filters(state, pod, info, filters[: state.pure_filters]))
+                status = status[1]
+            if status is not success:
+                return status
+            filters = filters[state.pure_filters :]
+        return self._run_filters(state, pod, info, filters)
+
+    @staticmethod
+    def _run_filters(state: CycleState, pod: dict, info: NodeInfo, filters) -> Status:
+        success = status_.SUCCESS
+        for p in filters:
             status = p.filter(state, pod, info)
-            if not status.success:
+            if status is not success and status.code is not Code.SUCCESS:
                 return status.by(p.NAME)
-        return status_.SUCCESS
+        return success
+
+    def _plan_filters(self, state: CycleState, pod: dict) -> None:
+        """The cycle's Filter plugins (those PreFilter did not skip) and, when the first of them
+        are pure (:attr:`Plugin.PURE_FILTER`: a verdict from the pod's spec and the NodeInfo
+        alone), the verdicts they gave pods with the same spec, per node, while the node's
+        generation stays — kube's old equivalence cache: a burst of pods made from one template
+        is not filtered again on every node that did not change."""
+        state.filters = tuple(p for p in self.points["filter"] if p.NAME not in state.skip_filter)
+        state.filters_skipped = len(state.skip_filter)
+        pure = 0
+        while pure < len(state.filters) and state.filters[pure].PURE_FILTER:
+            pure += 1
+        state.pure_filters, state.filter_memo = pure, None
+        if pure:
+            state.filter_memo = _memo(self._filter_memo, (_spec_signature(state, pod), state.filters[:pure]))
+
+    def _score_memo_for(self, state: CycleState, pod: dict, plugin: Plugin) -> dict:
+        """node → (generation, score) that a pure Score plugin gave pods of this spec."""
+        return _memo(self._score_memo, (_spec_signature(state, pod), plugin))
 
     def _prioritize(self, state: CycleState, pod: dict, feasible: list[NodeInfo], attempt: Attempt | None = None) -> dict[str, int] | Status:
         for p in self.points["preScore"]:
@@ -325,7 +369,16 @@ class Framework:
         for p in self.points["score"]:
             if p.NAME in state.skip_score:
                 continue
-            scores = {info.name: int(p.score(state, pod, info)) for info in feasible}
+            memo = self._score_memo_for(state, pod, p) if p.PURE_SCORE else None
+            if memo is None:
+                scores = {info.name: int(p.score(state, pod, info)) for info in feasible}
+            else:  # remembered per node generation for pods of the same spec (scores before normalizing)
+                scores = {}
+                for info in feasible:
+                    hit = memo.get(info.name)
+                    if hit is None or hit[0] != info.generation:
+                        hit = memo[info.name] = (info.generation, int(p.score(state, pod, info)))
+                    scores[info.name] = hit[1]
             p.normalize_score(state, pod, scores)
             if attempt is not None:
                 attempt.plugin_scores[p.NAME] = scores
@@ -541,6 +594,7 @@ class Framework:
 
 
 NO_NODES = "no nodes available to schedule pods"  # kube's ErrNoNodesAvailable
+MEMO_SPECS = 64  # distinct pod specs (× plugins) whose pure verdicts and scores are remembered (then forgotten at once)
 MIN_FEASIBLE_NODES_TO_FIND = 100  # kube's minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
@@ -555,13 +609,24 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def _reversed(name: str) -> tuple:
-    """A key under which ``max`` prefers the smaller name on equal scores."""
-    return tuple(-ord(c) for c in name) + (1,)
-
-
 async def _maybe(value):
     return await value if inspect.isawaitable(value) else value
+
+
+def _spec_signature(state: CycleState, pod: dict) -> bytes:
+    """The pod's spec, canonical (once per cycle): what pure plugins read of the pod."""
+    if state.spec_signature is None:
+        state.spec_signature = orjson.dumps(pod.get("spec") or {}, option=orjson.OPT_SORT_KEYS)
+    return state.spec_signature
+
+
+def _memo(memos: dict, key: tuple) -> dict:
+    found = memos.get(key)
+    if found is None:
+        if len(memos) >= MEMO_SPECS:
+            memos.clear()
+        found = memos[key] = {}
+    return found
 
 
 def _complete(coroutine):

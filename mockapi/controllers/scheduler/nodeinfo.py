@@ -10,12 +10,16 @@ are kept aside and counted when it appears, as kube keeps "ghost" node infos.
 
 from __future__ import annotations
 
+import itertools
+
 from mockapi.controllers.scheduler import pods as pods_
 from mockapi.controllers.scheduler.pods import Resources
 
+_generations = itertools.count(1)  # every change to any NodeInfo gets a number never used before
+
 
 class NodeInfo:
-    __slots__ = ("node", "name", "pods", "requested", "non_zero_requested", "allocatable", "_requests")
+    __slots__ = ("node", "name", "pods", "requested", "non_zero_requested", "allocatable", "_requests", "_spec", "generation")
 
     def __init__(self, node: dict | None, name: str = "") -> None:
         self.name = name or (node or {}).get("metadata", {}).get("name", "")
@@ -24,12 +28,16 @@ class NodeInfo:
         self.non_zero_requested: Resources = {}
         self._requests: dict[str, tuple[Resources, Resources]] = {}
         self.node = None
+        self.generation = next(_generations)  # changes with the node or its pods (kube's NodeInfo.Generation)
+        self._spec: dict = {}
         self.allocatable: Resources = {}
         if node is not None:
             self.set_node(node)
 
     def set_node(self, node: dict) -> None:
         self.node = node
+        self.generation = next(_generations)
+        self._spec = node.get("spec") or {}
         self.allocatable = pods_.resource_list((node.get("status") or {}).get("allocatable"))
 
     def add_pod(self, pod: dict) -> None:
@@ -38,6 +46,7 @@ class NodeInfo:
             self.remove_pod(key)
         wanted = (pods_.requests(pod), pods_.requests(pod, non_zero=True))
         self.pods[key] = pod
+        self.generation = next(_generations)
         self._requests[key] = wanted
         _add(self.requested, wanted[0], 1)
         _add(self.non_zero_requested, wanted[1], 1)
@@ -45,6 +54,7 @@ class NodeInfo:
     def remove_pod(self, key: str) -> bool:
         if self.pods.pop(key, None) is None:
             return False
+        self.generation = next(_generations)
         wanted = self._requests.pop(key)
         _add(self.requested, wanted[0], -1)
         _add(self.non_zero_requested, wanted[1], -1)
@@ -54,11 +64,11 @@ class NodeInfo:
         return ((self.node or {}).get("metadata") or {}).get("labels") or {}
 
     def spec(self) -> dict:
-        return (self.node or {}).get("spec") or {}
+        return self._spec if self.node is not None else {}
 
     def clone(self) -> "NodeInfo":
         copy = NodeInfo(None, self.name)
-        copy.node, copy.allocatable = self.node, self.allocatable
+        copy.node, copy.allocatable, copy._spec, copy.generation = self.node, self.allocatable, self._spec, self.generation
         copy.pods, copy._requests = dict(self.pods), dict(self._requests)
         copy.requested, copy.non_zero_requested = dict(self.requested), dict(self.non_zero_requested)
         return copy
@@ -84,6 +94,7 @@ class Snapshot:
         self._infos: dict[str, NodeInfo] = {}
         self.pod_node: dict[str, str] = {}  # pod key → the node it counts on
         self.nominated: dict[str, tuple[dict, str]] = {}  # pod key → (pod, node) preemption made room on
+        self._listed: tuple[NodeInfo, ...] | None = None  # node_infos(), while no node comes or goes
         for node in nodes:
             self.set_node(node)
         for pod in pods:
@@ -95,7 +106,10 @@ class Snapshot:
         info = self._infos.get(name)
         if info is None:
             info = self._infos[name] = NodeInfo(node)
+            self._listed = None
         else:
+            if info.node is None:
+                self._listed = None
             info.set_node(node)
         return info
 
@@ -103,8 +117,10 @@ class Snapshot:
         info = self._infos.get(name)
         if info is None:
             return
+        self._listed = None
         if info.pods:
             info.node = None  # pods stay counted until they go (kube's ghost node info)
+            info.generation = next(_generations)
         else:
             del self._infos[name]
 
@@ -155,7 +171,9 @@ class Snapshot:
 
     def node_infos(self) -> list[NodeInfo]:
         """The known nodes, by name."""
-        return [self._infos[name] for name in sorted(self._infos) if self._infos[name].node is not None]
+        if self._listed is None:  # sorted again only when a node came or went
+            self._listed = tuple(self._infos[name] for name in sorted(self._infos) if self._infos[name].node is not None)
+        return list(self._listed)
 
     def __len__(self) -> int:
         return sum(1 for info in self._infos.values() if info.node is not None)

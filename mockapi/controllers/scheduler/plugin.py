@@ -54,6 +54,11 @@ class CycleState(dict):
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
         self.attempt = None
+        self.filters: tuple | None = None  # the Filter plugins not skipped (the framework's, built once per cycle)
+        self.filters_skipped = 0
+        self.pure_filters = 0  # how many of the first filters are pure (their verdicts remembered)
+        self.filter_memo: dict | None = None  # node → (generation, the pure filters' verdict)
+        self.spec_signature: bytes | None = None  # the pod's spec, canonical (the memos' key)
 
 
 @dataclass
@@ -68,6 +73,10 @@ class PostFilterResult:
 class Plugin:
     NAME = ""
     EVENTS: tuple = ()
+    # Filter's verdict depends on nothing but the pod's spec, the NodeInfo (the Node and the pods
+    # counted on it) and the plugin's args: the framework may remember it per node generation.
+    PURE_FILTER = False
+    PURE_SCORE = False  # likewise for Score (before NormalizeScore), PreScore's state included
 
     def __init__(self, args: dict | None = None, handle=None) -> None:
         self.args = dict(args or {})

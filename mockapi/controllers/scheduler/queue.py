@@ -78,7 +78,7 @@ class SchedulingQueue:
         self._seq = itertools.count()
         self._in_active: dict[str, QueuedPod] = {}
         self._backoff: dict[str, QueuedPod] = {}
-        self._unschedulable: dict[str, QueuedPod] = {}
+        self._unschedulable = _Parked()
         self._in_flight: dict[str, QueuedPod] = {}  # popped, being scheduled
         self._in_flight_events: dict[str, list[ClusterEvent]] = {}
         self._ready = asyncio.Event()
@@ -126,7 +126,12 @@ class SchedulingQueue:
             self._in_flight_events.setdefault(key, []).append(event)
         # a pod a PreEnqueue plugin gated moves on the events that plugin registered too (kube's
         # queueing hints: DynamicResources' claim added), and is gated again if still not ready
-        moving = [info for info in self._unschedulable.values() if self._worth_requeuing(info, event)]
+        parked = self._unschedulable
+        if event == events_.UNSCHEDULABLE_TIMEOUT:
+            candidates = parked.values()
+        else:  # only the pods a plugin interested in the event rejected, or none in particular
+            candidates = parked.rejected_by(self._interested(event))
+        moving = [info for info in candidates if self._worth_requeuing(info, event)]
         for info in moving:
             del self._unschedulable[info.key]
             self._requeue(info)
@@ -202,7 +207,7 @@ class SchedulingQueue:
         now = self._now()
         for key in [k for k, info in self._backoff.items() if info.backoff_until <= now]:
             self._push(self._backoff.pop(key))
-        stale = [info for info in self._unschedulable.values() if not info.gated_by and now - info.timestamp >= self._max_unschedulable]
+        stale = [info for info in self._unschedulable.ungated.values() if now - info.timestamp >= self._max_unschedulable]
         for info in stale:
             del self._unschedulable[info.key]
             self._requeue(info)
@@ -294,7 +299,7 @@ class SchedulingQueue:
 
     async def _wait(self) -> None:
         due = [info.backoff_until for info in self._backoff.values()]
-        due += [info.timestamp + self._max_unschedulable for info in self._unschedulable.values() if not info.gated_by]
+        due += [info.timestamp + self._max_unschedulable for info in self._unschedulable.ungated.values()]
         timeout = max(min(due) - self._now(), 0.0) if due else None
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
@@ -302,6 +307,64 @@ class SchedulingQueue:
             pass
         if self.closed:
             raise Closed("the scheduling queue is closed")
+
+
+ANY_PLUGIN = ""  # the index entry of the pods no plugin in particular rejected (any event moves them)
+
+
+class _Parked(dict):
+    """unschedulablePods (key → :class:`QueuedPod`), indexed so that an event looks only at the
+    pods it may help — those rejected by a plugin interested in it, or by none in particular — and
+    the periodic flush only at the pods not gated (a burst parks thousands of pods waiting for
+    their claims; every bound pod's event would otherwise walk them all). A pod's
+    ``unschedulable_plugins`` and ``gated_by`` do not change while it is parked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_plugin: dict[str, dict[str, QueuedPod]] = {}
+        self.ungated: dict[str, QueuedPod] = {}
+
+    def __setitem__(self, key: str, info: QueuedPod) -> None:
+        if key in self:
+            self._unindex(key, self[key])
+        super().__setitem__(key, info)
+        for name in info.unschedulable_plugins or (ANY_PLUGIN,):
+            self.by_plugin.setdefault(name, {})[key] = info
+        if not info.gated_by:
+            self.ungated[key] = info
+
+    def __delitem__(self, key: str) -> None:
+        self._unindex(key, self[key])
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default):
+        if key not in self:
+            return default[0] if default else super().pop(key)
+        info = super().pop(key)
+        self._unindex(key, info)
+        return info
+
+    def _unindex(self, key: str, info: QueuedPod) -> None:
+        for name in info.unschedulable_plugins or (ANY_PLUGIN,):
+            keys = self.by_plugin.get(name)
+            if keys is not None:
+                keys.pop(key, None)
+                if not keys:
+                    del self.by_plugin[name]
+        self.ungated.pop(key, None)
+
+    def rejected_by(self, plugins: frozenset) -> list[QueuedPod]:
+        """The parked pods rejected by one of ``plugins`` or by no plugin in particular (the
+        order does not matter: activeQ orders what moves)."""
+        groups = [self.by_plugin[name] for name in (ANY_PLUGIN, *plugins) if name in self.by_plugin]
+        if not groups:
+            return []
+        if len(groups) == 1:
+            return list(groups[0].values())
+        found: dict[str, QueuedPod] = {}
+        for group in groups:
+            found.update(group)
+        return list(found.values())
 
 
 def backoff_duration(attempts: int, *, initial: float = INITIAL_BACKOFF, maximum: float = MAX_BACKOFF) -> float:

@@ -34,6 +34,7 @@ class PrioritySort(Plugin):
 
 class NodeName(Plugin):
     NAME = "NodeName"
+    PURE_FILTER = True
     EVENTS = (events.NODE_ADD, events.NODE_UPDATE)
     REASON = "node(s) didn't match the requested node name"
 
@@ -46,6 +47,7 @@ class NodeName(Plugin):
 
 class NodeUnschedulable(Plugin):
     NAME = "NodeUnschedulable"
+    PURE_FILTER = True
     EVENTS = (events.NODE_ADD, events.NODE_UPDATE)
     REASON = "node(s) were unschedulable"
 

@@ -12,6 +12,7 @@ from mockapi.controllers.scheduler import events, status as status_
 from mockapi.controllers.scheduler.plugin import Plugin, default_normalize
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
+CONSTRAINED = ("NodeAffinity", "constrained")  # the cycle state's key: does Filter have anything to check
 
 
 def node_affinity(pod: dict) -> dict:
@@ -69,10 +70,16 @@ def matches_required(pod: dict, node: dict) -> bool:
 
 class NodeAffinity(Plugin):
     NAME = "NodeAffinity"
+    PURE_FILTER = True
+    PURE_SCORE = True
     EVENTS = (events.NODE_ADD, events.NODE_UPDATE)
 
     def filter(self, state, pod, node_info):
-        if matches_required(pod, node_info.node):
+        constrained = state.get(CONSTRAINED)
+        if constrained is None:  # whether the pod has a nodeSelector or a required affinity (once per cycle)
+            spec = pod.get("spec") or {}
+            constrained = state[CONSTRAINED] = bool(spec.get("nodeSelector")) or node_affinity(pod).get("requiredDuringSchedulingIgnoredDuringExecution") is not None
+        if not constrained or matches_required(pod, node_info.node):
             return status_.SUCCESS
         return status_.unresolvable(REASON)
 

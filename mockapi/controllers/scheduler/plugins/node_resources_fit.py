@@ -21,6 +21,8 @@ LEAST_ALLOCATED, MOST_ALLOCATED = "LeastAllocated", "MostAllocated"
 STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED)
 DEFAULT_RESOURCES = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
 FIXED = (pods_.CPU, pods_.MEMORY, pods_.EPHEMERAL_STORAGE)
+CPU_MEMORY = (pods_.CPU, pods_.MEMORY)
+CHECKS = ("NodeResourcesFit", "checks")  # the cycle state's key for what Filter compares
 
 
 def insufficient(requested: pods_.Resources, node_info, *, ignored: frozenset = frozenset()) -> list[tuple[str, bool]]:
@@ -41,6 +43,8 @@ def insufficient(requested: pods_.Resources, node_info, *, ignored: frozenset = 
 
 class NodeResourcesFit(Plugin):
     NAME = "NodeResourcesFit"
+    PURE_FILTER = True
+    PURE_SCORE = True
     EVENTS = (events.POD_DELETE, events.NODE_ADD, events.NODE_UPDATE)
 
     @classmethod
@@ -78,7 +82,23 @@ class NodeResourcesFit(Plugin):
             found = state[self.NAME] = (pods_.requests(pod), pods_.requests(pod, non_zero=True))
         return found
 
+    def _checks(self, state, pod) -> tuple[tuple[str, int], ...]:
+        """The amounts :func:`insufficient` compares, in its order (once per cycle)."""
+        found = state.get(CHECKS)
+        if found is None:
+            requested = self._requests(state, pod)[0]
+            names = FIXED + tuple(sorted(n for n in requested if pods_.is_scalar(n) and n not in self.ignored))
+            found = state[CHECKS] = tuple((name, requested[name]) for name in names if requested.get(name, 0) > 0)
+        return found
+
     def filter(self, state, pod, node_info):
+        allocatable, used = node_info.allocatable, node_info.requested
+        if len(node_info.pods) < allocatable.get(pods_.PODS, 0):  # the common case, without building reasons
+            for name, want in self._checks(state, pod):
+                if want > allocatable.get(name, 0) - used.get(name, 0):
+                    break
+            else:
+                return status_.SUCCESS
         shortfalls = insufficient(self._requests(state, pod)[0], node_info, ignored=self.ignored)
         if not shortfalls:
             return status_.SUCCESS
@@ -91,7 +111,10 @@ class NodeResourcesFit(Plugin):
         requested, non_zero = self._requests(state, pod)
         total = weights = 0
         for name, weight in self.resources:
-            allocatable, used = self._allocation(node_info, name, requested, non_zero)
+            if name in CPU_MEMORY:  # _allocation's first case, inline: every node, every pod
+                allocatable, used = node_info.allocatable.get(name, 0), node_info.non_zero_requested.get(name, 0) + non_zero.get(name, 0)
+            else:
+                allocatable, used = self._allocation(node_info, name, requested, non_zero)
             if allocatable == 0:
                 continue
             total += self._resource_score(used, allocatable) * weight

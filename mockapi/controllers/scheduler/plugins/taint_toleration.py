@@ -22,10 +22,15 @@ def untolerated(node_taints: list[dict], tolerations: list[dict], effects: tuple
 
 class TaintToleration(Plugin):
     NAME = "TaintToleration"
+    PURE_FILTER = True
+    PURE_SCORE = True
     EVENTS = (events.NODE_ADD, events.NODE_UPDATE)
 
     def filter(self, state, pod, node_info):
-        taint = untolerated(taints(node_info), pods_.tolerations(pod), ("NoSchedule", "NoExecute"))
+        node_taints = taints(node_info)
+        if not node_taints:
+            return status_.SUCCESS
+        taint = untolerated(node_taints, pods_.tolerations(pod), ("NoSchedule", "NoExecute"))
         if taint is None:
             return status_.SUCCESS
         return status_.unresolvable(f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}")
@@ -36,8 +41,13 @@ class TaintToleration(Plugin):
         return status_.SUCCESS
 
     def score(self, state, pod, node_info):
-        tolerations = state.get(self.NAME, pods_.tolerations(pod))
-        return sum(1 for t in taints(node_info) if t.get("effect") == "PreferNoSchedule" and not pods_.tolerates(tolerations, t))
+        node_taints = taints(node_info)
+        if not node_taints:
+            return 0
+        tolerations = state.get(self.NAME)
+        if tolerations is None:
+            tolerations = pods_.tolerations(pod)
+        return sum(1 for t in node_taints if t.get("effect") == "PreferNoSchedule" and not pods_.tolerates(tolerations, t))
 
     def normalize_score(self, state, pod, scores):
         default_normalize(scores, reverse=True)
