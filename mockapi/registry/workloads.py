@@ -92,20 +92,85 @@ def set_template_defaults(template: Any) -> None:
     """kube's generated defaulters for a PodTemplateSpec, beyond the Pod schema's static defaults:
     ``SetDefaults_Container``'s ``imagePullPolicy`` (``Always`` for a ``latest`` or untagged image
     without digest, else ``IfNotPresent``), ``resources: {}`` (a struct kube always serializes),
+    for init, regular and ephemeral containers,
     and the v1 conversion's ``serviceAccount`` ⇄ ``serviceAccountName`` (whichever is set fills
-    the other). Pods themselves are defaulted by ``mockapi/registry/pods.py``."""
+    the other). Pods get these and more (``mockapi/registry/pods.py``)."""
     spec = _dict(_dict(template).get("spec"))
-    for key in ("initContainers", "containers"):
+    for key in ("initContainers", "containers", "ephemeralContainers"):
         for container in spec.get(key) or []:
             if isinstance(container, dict):
                 if not container.get("imagePullPolicy"):
                     container["imagePullPolicy"] = image_pull_policy(container.get("image"))
                 container.setdefault("resources", {})
+                _container_defaults(container)
+    for volume in spec.get("volumes") or []:
+        if isinstance(volume, dict):
+            _volume_defaults(volume)
     account, deprecated = spec.get("serviceAccountName"), spec.get("serviceAccount")
     if account and not deprecated:
         spec["serviceAccount"] = account
     elif deprecated and not account:
         spec["serviceAccountName"] = deprecated
+
+
+_PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}  # SetDefaults_Probe
+_DEFAULT_MODE = 420  # 0644: Secret, ConfigMap, DownwardAPI and Projected volume sources' defaultMode
+
+
+def _container_defaults(container: dict) -> None:
+    """The defaulters kube runs inside a container: ``SetDefaults_Probe``,
+    ``SetDefaults_HTTPGetAction`` (``path: /``, ``scheme: HTTP``; probes' and lifecycle hooks'),
+    ``SetDefaults_ObjectFieldSelector`` (``apiVersion: v1``) and a ``resourceFieldRef``'s
+    ``divisor`` (a Quantity kube always serializes, ``"0"`` when unset) in env."""
+    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+        probe = container.get(key)
+        if isinstance(probe, dict):
+            for field, value in _PROBE_DEFAULTS.items():
+                if not probe.get(field):
+                    probe[field] = value
+            _http_get_defaults(probe.get("httpGet"))
+    lifecycle = _dict(container.get("lifecycle"))
+    for hook in ("postStart", "preStop"):
+        _http_get_defaults(_dict(lifecycle.get(hook)).get("httpGet"))
+    for env in container.get("env") or []:
+        source = _dict(_dict(env).get("valueFrom"))
+        _field_ref_defaults(source.get("fieldRef"))
+        resource = source.get("resourceFieldRef")
+        if isinstance(resource, dict) and resource.get("divisor") in (None, ""):
+            resource["divisor"] = "0"
+
+
+def _http_get_defaults(action: Any) -> None:
+    if isinstance(action, dict):
+        action["path"] = action.get("path") or "/"
+        action["scheme"] = action.get("scheme") or "HTTP"
+
+
+def _field_ref_defaults(ref: Any) -> None:
+    if isinstance(ref, dict) and not ref.get("apiVersion"):
+        ref["apiVersion"] = "v1"
+
+
+def _volume_defaults(volume: dict) -> None:
+    """kube's volume-source defaulters: ``defaultMode: 420`` for secret, configMap, downwardAPI
+    and projected sources, a projected token's ``expirationSeconds: 3600``, downward-API items'
+    ``fieldRef.apiVersion: v1``, and ``hostPath.type: ""`` (``HostPathUnset``)."""
+    for key in ("secret", "configMap", "downwardAPI", "projected"):
+        source = volume.get(key)
+        if isinstance(source, dict) and source.get("defaultMode") is None:
+            source["defaultMode"] = _DEFAULT_MODE
+    for item in _dict(volume.get("downwardAPI")).get("items") or []:
+        _field_ref_defaults(_dict(item).get("fieldRef"))
+    for projection in _dict(volume.get("projected")).get("sources") or []:
+        projection = _dict(projection)
+        token = projection.get("serviceAccountToken")
+        if isinstance(token, dict) and token.get("expirationSeconds") is None:
+            token["expirationSeconds"] = 3600
+        for item in _dict(projection.get("downwardAPI")).get("items") or []:
+            _field_ref_defaults(_dict(item).get("fieldRef"))
+    host_path = volume.get("hostPath")
+    if isinstance(host_path, dict) and host_path.get("type") is None:
+        host_path["type"] = ""
 
 
 def image_pull_policy(image: Any) -> str:
