@@ -92,7 +92,8 @@ def set_template_defaults(template: Any) -> None:
     """kube's generated defaulters for a PodTemplateSpec, beyond the Pod schema's static defaults:
     ``SetDefaults_Container``'s ``imagePullPolicy`` (``Always`` for a ``latest`` or untagged image
     without digest, else ``IfNotPresent``), ``resources: {}`` (a struct kube always serializes),
-    for init, regular and ephemeral containers,
+    for init, regular and ephemeral containers, probes', env's and volumes' defaults
+    (``_container_defaults``, ``_volume_defaults``),
     and the v1 conversion's ``serviceAccount`` ⇄ ``serviceAccountName`` (whichever is set fills
     the other). Pods get these and more (``mockapi/registry/pods.py``)."""
     spec = _dict(_dict(template).get("spec"))
