@@ -116,11 +116,14 @@ def set_defaults(pod: dict) -> None:
     workloads.set_template_defaults(pod)
     for key in ("containers", "initContainers"):  # SetDefaults_Pod: requests from limits
         for container in spec.get(key) or ():
-            resources = container.get("resources") if isinstance(container, dict) else None
-            limits = resources.get("limits") if isinstance(resources, dict) else None
-            if isinstance(limits, dict) and limits:
+            resources = container.get("resources") if container.__class__ is dict else None
+            limits = resources.get("limits") if resources.__class__ is dict else None
+            if limits.__class__ is dict and limits:
                 requests = resources.get("requests")
-                resources["requests"] = {**limits, **requests} if isinstance(requests, dict) else dict(limits)
+                if requests.__class__ is not dict:
+                    resources["requests"] = dict(limits)
+                elif not limits.keys() <= requests.keys():
+                    resources["requests"] = {**limits, **requests}
 
 
 def default_tolerations(pod: dict) -> None:
@@ -130,16 +133,23 @@ def default_tolerations(pod: dict) -> None:
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return
-    tolerations = spec.get("tolerations") if isinstance(spec.get("tolerations"), list) else []
-    missing = [key for key in (NOT_READY, UNREACHABLE) if not any(_tolerates(t, key) for t in tolerations)]
+    tolerations = spec.get("tolerations")
+    tolerations = tolerations if tolerations.__class__ is list else []
+    tolerated = set()
+    for toleration in tolerations:
+        if toleration.__class__ is dict and toleration.get("effect") in _NO_EXECUTE:
+            key = toleration.get("key")
+            if not key:
+                return  # every key tolerated
+            tolerated.add(key)
+    missing = [key for key in (NOT_READY, UNREACHABLE) if key not in tolerated]
     if missing:
         spec["tolerations"] = tolerations + [
             {"effect": "NoExecute", "key": key, "operator": "Exists", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS} for key in missing
         ]
 
 
-def _tolerates(toleration: Any, key: str) -> bool:
-    return isinstance(toleration, dict) and toleration.get("key") in (None, "", key) and toleration.get("effect") in (None, "", "NoExecute")
+_NO_EXECUTE = (None, "", "NoExecute")
 
 
 # ------------------------------------------------------------------ device claims

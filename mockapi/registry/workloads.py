@@ -122,56 +122,70 @@ def _container_defaults(container: dict) -> None:
     """The defaulters kube runs inside a container: ``SetDefaults_Probe``,
     ``SetDefaults_HTTPGetAction`` (``path: /``, ``scheme: HTTP``; probes' and lifecycle hooks'),
     ``SetDefaults_ObjectFieldSelector`` (``apiVersion: v1``) and a ``resourceFieldRef``'s
-    ``divisor`` (a Quantity kube always serializes, ``"0"`` when unset) in env."""
-    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+    ``divisor`` (a Quantity kube always serializes, ``"0"`` when unset) in env. Pods are the
+    hottest write: each step looks only where the field is."""
+    for key in _PROBES:
         probe = container.get(key)
-        if isinstance(probe, dict):
+        if probe.__class__ is dict:
             for field, value in _PROBE_DEFAULTS.items():
                 if not probe.get(field):
                     probe[field] = value
             _http_get_defaults(probe.get("httpGet"))
-    lifecycle = _dict(container.get("lifecycle"))
-    for hook in ("postStart", "preStop"):
-        _http_get_defaults(_dict(lifecycle.get(hook)).get("httpGet"))
-    for env in container.get("env") or []:
-        source = _dict(_dict(env).get("valueFrom"))
-        _field_ref_defaults(source.get("fieldRef"))
-        resource = source.get("resourceFieldRef")
-        if isinstance(resource, dict) and resource.get("divisor") in (None, ""):
-            resource["divisor"] = "0"
+    lifecycle = container.get("lifecycle")
+    if lifecycle.__class__ is dict:
+        for hook in ("postStart", "preStop"):
+            _http_get_defaults(_dict(lifecycle.get(hook)).get("httpGet"))
+    env = container.get("env")
+    for item in env if env.__class__ is list else ():
+        source = item.get("valueFrom") if item.__class__ is dict else None
+        if source.__class__ is dict:
+            _field_ref_defaults(source.get("fieldRef"))
+            resource = source.get("resourceFieldRef")
+            if resource.__class__ is dict and resource.get("divisor") in (None, ""):
+                resource["divisor"] = "0"
+
+
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+_MODE_SOURCES = frozenset({"secret", "configMap", "downwardAPI", "projected"})
 
 
 def _http_get_defaults(action: Any) -> None:
-    if isinstance(action, dict):
+    if action.__class__ is dict:
         action["path"] = action.get("path") or "/"
         action["scheme"] = action.get("scheme") or "HTTP"
 
 
 def _field_ref_defaults(ref: Any) -> None:
-    if isinstance(ref, dict) and not ref.get("apiVersion"):
+    if ref.__class__ is dict and not ref.get("apiVersion"):
         ref["apiVersion"] = "v1"
 
 
 def _volume_defaults(volume: dict) -> None:
     """kube's volume-source defaulters: ``defaultMode: 420`` for secret, configMap, downwardAPI
     and projected sources, a projected token's ``expirationSeconds: 3600``, downward-API items'
-    ``fieldRef.apiVersion: v1``, and ``hostPath.type: ""`` (``HostPathUnset``)."""
-    for key in ("secret", "configMap", "downwardAPI", "projected"):
-        source = volume.get(key)
-        if isinstance(source, dict) and source.get("defaultMode") is None:
+    ``fieldRef.apiVersion: v1``, and ``hostPath.type: ""`` (``HostPathUnset``). One pass over
+    the volume's keys (its name and, valid or not, usually one source)."""
+    for key, source in volume.items():
+        if source.__class__ is not dict:
+            continue
+        if key in _MODE_SOURCES and source.get("defaultMode") is None:
             source["defaultMode"] = _DEFAULT_MODE
-    for item in _dict(volume.get("downwardAPI")).get("items") or []:
+        if key == "hostPath" and source.get("type") is None:
+            source["type"] = ""
+        elif key == "downwardAPI":
+            _items_defaults(source)
+        elif key == "projected":
+            for projection in source.get("sources") or ():
+                projection = _dict(projection)
+                token = projection.get("serviceAccountToken")
+                if token.__class__ is dict and token.get("expirationSeconds") is None:
+                    token["expirationSeconds"] = 3600
+                _items_defaults(_dict(projection.get("downwardAPI")))
+
+
+def _items_defaults(downward: dict) -> None:
+    for item in downward.get("items") or ():
         _field_ref_defaults(_dict(item).get("fieldRef"))
-    for projection in _dict(volume.get("projected")).get("sources") or []:
-        projection = _dict(projection)
-        token = projection.get("serviceAccountToken")
-        if isinstance(token, dict) and token.get("expirationSeconds") is None:
-            token["expirationSeconds"] = 3600
-        for item in _dict(projection.get("downwardAPI")).get("items") or []:
-            _field_ref_defaults(_dict(item).get("fieldRef"))
-    host_path = volume.get("hostPath")
-    if isinstance(host_path, dict) and host_path.get("type") is None:
-        host_path["type"] = ""
 
 
 def image_pull_policy(image: Any) -> str:
