@@ -110,6 +110,12 @@ def make_pod(name: str, i: int = 0, *, namespace: str | None = "default", stamp:
     return pod
 
 
+def service_account(name: str) -> dict:
+    """The ServiceAccount ``make_pod``'s pods run as: kube's admission refuses a pod whose
+    ServiceAccount does not exist."""
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}}
+
+
 def make_pool(name: str, i: int = 0) -> dict:
     """A ~2 KB DevicePool: pool attributes, two shared resources and six devices with their own
     attributes and requests (the shape of testdata's mixed pools)."""
@@ -330,6 +336,7 @@ def expect(port: int, method: str, path: str, body: bytes | None = None, *, ok=(
 def create_namespace(port: int, name: str) -> None:
     body = orjson.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     expect(port, "POST", "/api/v1/namespaces", body)
+    expect(port, "POST", f"/api/v1/namespaces/{name}/serviceaccounts", orjson.dumps(service_account("api")))  # make_pod's
 
 
 def delete_namespace(port: int, name: str, *, timeout: float = 60.0) -> float:
@@ -343,6 +350,7 @@ def delete_namespace(port: int, name: str, *, timeout: float = 60.0) -> float:
 
 def create_pods(port: int, namespace: str, count: int, warnings: list) -> None:
     """POST pods p-0000… on 16 connections at once (set-up time only)."""
+    call(port, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", orjson.dumps(service_account("api")))  # make_pod's; 409 if there
     create_many(port, f"/api/v1/namespaces/{namespace}/pods", [make_pod(f"p-{i:04d}", i, namespace=namespace) for i in range(count)], warnings)
 
 

@@ -164,6 +164,7 @@ class Driver:
         self.status = orjson.dumps(api.claim_status_template("bs"))
         for ns in ("bp", "bs", "bc"):
             self.request("POST", "/api/v1/namespaces", orjson.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
+            self.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", orjson.dumps(api.service_account("api")))  # the pods' own
         for i in range(1000):
             self.request("POST", "/api/v1/namespaces/bp/pods", self.pod.replace(b"__NAME__", b"p-%04d" % i))
             self.request("POST", GROUP + "/namespaces/bs/deviceclaims", orjson.dumps(api.make_claim("c-%04d" % i, "bs")))

@@ -73,6 +73,11 @@ IGNORED: dict[str, tuple[tuple[str, str], ...]] = {
     "persistentvolumeclaim": (
         ("metadata.annotations.volume.beta.kubernetes.io/storage-provisioner", "written by the volume controller (no provisioner runs in mockapi)"),
     ),
+    "pod": (
+        ("spec.nodeName", "the scheduler's choice (no scheduler runs in this in-process test)"),
+        ("spec.volumes.1.name", "kube-api-access-<5 random characters>, made up by each server"),
+        ("spec.containers.0.volumeMounts.1.name", "the same random volume name"),
+    ),
     "serviceaccount": (
         ("secrets*", "the token Secret the token controller made before v1.24; kube no longer makes one"),
     ),

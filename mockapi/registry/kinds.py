@@ -60,6 +60,7 @@ BUILTIN: dict[tuple[str, str], str] = {
     ("", "LimitRange"): "corekinds.LimitRangeStrategy",
     ("", "ResourceQuota"): "corekinds.ResourceQuotaStrategy",
     (_APPS, "ControllerRevision"): "corekinds.ControllerRevisionStrategy",
+    ("", "PodTemplate"): "pods.PodTemplateStrategy",
 }
 
 CUSTOM: dict[tuple[str, str], str] = {

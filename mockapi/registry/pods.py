@@ -1,6 +1,16 @@
 """Pods: the kind's strategy (defaults, validation, what an update may change, graceful deletion)
 and the ``binding`` subresource the scheduler writes.
 
+- **Defaults** (kube v1.32 ``pkg/apis/core/v1/defaults.go``): a pod template's
+  (``workloads.set_template_defaults``: ``imagePullPolicy``, ``resources: {}``, also for ephemeral
+  containers) and ``SetDefaults_Pod``'s requests copied from limits where a container leaves them
+  out; the schema's static defaults (``enableServiceLinks``, ``dnsPolicy``, ...) come first.
+- **Admission on create**, after validation as kube's mutating plugins are outside field
+  ownership: Priority (``scheduling.admit_pod``), ServiceAccount (``serviceaccounts.admit_pod``:
+  ``serviceAccountName: default``, the ``kube-api-access-*`` token volume and mounts) and
+  DefaultTolerationSeconds (:func:`default_tolerations`, also on update: not-ready and unreachable
+  ``NoExecute`` tolerated for 300 s unless already tolerated).
+- **PodTemplate** objects (core/v1): the template defaulted as every workload's pod template.
 - **Device claims** (the prototype's PodSpec extension, SCHEDULER.md "Objects"): each entry of
   ``spec.deviceClaims`` has a DNS-1123 label ``name`` unique in the pod and exactly one of
   ``claim`` / ``claimName`` / ``claimTemplateName``; ``containers[].devices[].name`` (and init
@@ -21,7 +31,7 @@ import re
 from typing import Any
 
 from mockapi import errors, names
-from mockapi.registry import scheduling
+from mockapi.registry import scheduling, serviceaccounts, workloads
 from mockapi.registry.cluster import Cluster
 from mockapi.registry.strategy import Strategy, json_copy
 
@@ -38,17 +48,22 @@ class PodStrategy(Strategy):
     return_deleted_object = True
 
     def prepare_for_create(self, obj: dict) -> None:
-        _default_port_protocols(obj)
+        set_defaults(obj)
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
 
     def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
-        _default_port_protocols(new)
-        if not subresource:
+        if subresource == "status":
+            _default_port_protocols(new)
+        else:
+            set_defaults(new)
             scheduling.keep_pod_priority(new, old)
+            default_tolerations(new)
         return super().prepare_for_update(new, old, subresource=subresource)
 
     def admit(self, cluster: Cluster, obj: dict) -> None:
         scheduling.admit_pod(cluster, obj)
+        serviceaccounts.admit_pod(cluster, obj)
+        default_tolerations(obj)
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -73,6 +88,68 @@ class PodStrategy(Strategy):
             grace = spec.get("terminationGracePeriodSeconds")
             grace = DEFAULT_GRACE_SECONDS if not isinstance(grace, int) or isinstance(grace, bool) else grace
         return max(grace, 0)
+
+
+class PodTemplateStrategy(Strategy):
+    """core/v1 PodTemplate: its ``template`` defaulted as every other kind's pod template."""
+
+    def prepare_for_create(self, obj: dict) -> None:
+        super().prepare_for_create(obj)
+        workloads.set_template_defaults(obj.get("template"))
+
+    def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
+        workloads.set_template_defaults(new.get("template"))
+        return super().prepare_for_update(new, old, subresource=subresource)
+
+
+# ------------------------------------------------------------------ defaults and admission
+NOT_READY, UNREACHABLE = "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"
+DEFAULT_TOLERATION_SECONDS = 300  # --default-not-ready-toleration-seconds, --default-unreachable-...
+
+
+def set_defaults(pod: dict) -> None:
+    """The defaulting a pod gets beyond its schema's static defaults (module docstring)."""
+    _default_port_protocols(pod)
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    workloads.set_template_defaults(pod)
+    for key in ("containers", "initContainers"):  # SetDefaults_Pod: requests from limits
+        for container in spec.get(key) or ():
+            resources = container.get("resources") if container.__class__ is dict else None
+            limits = resources.get("limits") if resources.__class__ is dict else None
+            if limits.__class__ is dict and limits:
+                requests = resources.get("requests")
+                if requests.__class__ is not dict:
+                    resources["requests"] = dict(limits)
+                elif not limits.keys() <= requests.keys():
+                    resources["requests"] = {**limits, **requests}
+
+
+def default_tolerations(pod: dict) -> None:
+    """DefaultTolerationSeconds admission (kube v1.32 ``plugin/pkg/admission/defaulttolerationseconds``):
+    a pod that does not tolerate the not-ready or the unreachable ``NoExecute`` taint (a
+    toleration with that key or none, and effect ``NoExecute`` or none) tolerates it for 300 s."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    tolerations = spec.get("tolerations")
+    tolerations = tolerations if tolerations.__class__ is list else []
+    tolerated = set()
+    for toleration in tolerations:
+        if toleration.__class__ is dict and toleration.get("effect") in _NO_EXECUTE:
+            key = toleration.get("key")
+            if not key:
+                return  # every key tolerated
+            tolerated.add(key)
+    missing = [key for key in (NOT_READY, UNREACHABLE) if key not in tolerated]
+    if missing:
+        spec["tolerations"] = tolerations + [
+            {"effect": "NoExecute", "key": key, "operator": "Exists", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS} for key in missing
+        ]
+
+
+_NO_EXECUTE = (None, "", "NoExecute")
 
 
 # ------------------------------------------------------------------ device claims

@@ -92,20 +92,100 @@ def set_template_defaults(template: Any) -> None:
     """kube's generated defaulters for a PodTemplateSpec, beyond the Pod schema's static defaults:
     ``SetDefaults_Container``'s ``imagePullPolicy`` (``Always`` for a ``latest`` or untagged image
     without digest, else ``IfNotPresent``), ``resources: {}`` (a struct kube always serializes),
+    for init, regular and ephemeral containers, probes', env's and volumes' defaults
+    (``_container_defaults``, ``_volume_defaults``),
     and the v1 conversion's ``serviceAccount`` ⇄ ``serviceAccountName`` (whichever is set fills
-    the other). Pods themselves are defaulted by ``mockapi/registry/pods.py``."""
+    the other). Pods get these and more (``mockapi/registry/pods.py``)."""
     spec = _dict(_dict(template).get("spec"))
-    for key in ("initContainers", "containers"):
+    for key in ("initContainers", "containers", "ephemeralContainers"):
         for container in spec.get(key) or []:
             if isinstance(container, dict):
                 if not container.get("imagePullPolicy"):
                     container["imagePullPolicy"] = image_pull_policy(container.get("image"))
                 container.setdefault("resources", {})
+                _container_defaults(container)
+    for volume in spec.get("volumes") or []:
+        if isinstance(volume, dict):
+            _volume_defaults(volume)
     account, deprecated = spec.get("serviceAccountName"), spec.get("serviceAccount")
     if account and not deprecated:
         spec["serviceAccount"] = account
     elif deprecated and not account:
         spec["serviceAccountName"] = deprecated
+
+
+_PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}  # SetDefaults_Probe
+_DEFAULT_MODE = 420  # 0644: Secret, ConfigMap, DownwardAPI and Projected volume sources' defaultMode
+
+
+def _container_defaults(container: dict) -> None:
+    """The defaulters kube runs inside a container: ``SetDefaults_Probe``,
+    ``SetDefaults_HTTPGetAction`` (``path: /``, ``scheme: HTTP``; probes' and lifecycle hooks'),
+    ``SetDefaults_ObjectFieldSelector`` (``apiVersion: v1``) and a ``resourceFieldRef``'s
+    ``divisor`` (a Quantity kube always serializes, ``"0"`` when unset) in env. Pods are the
+    hottest write: each step looks only where the field is."""
+    for key in _PROBES:
+        probe = container.get(key)
+        if probe.__class__ is dict:
+            for field, value in _PROBE_DEFAULTS.items():
+                if not probe.get(field):
+                    probe[field] = value
+            _http_get_defaults(probe.get("httpGet"))
+    lifecycle = container.get("lifecycle")
+    if lifecycle.__class__ is dict:
+        for hook in ("postStart", "preStop"):
+            _http_get_defaults(_dict(lifecycle.get(hook)).get("httpGet"))
+    env = container.get("env")
+    for item in env if env.__class__ is list else ():
+        source = item.get("valueFrom") if item.__class__ is dict else None
+        if source.__class__ is dict:
+            _field_ref_defaults(source.get("fieldRef"))
+            resource = source.get("resourceFieldRef")
+            if resource.__class__ is dict and resource.get("divisor") in (None, ""):
+                resource["divisor"] = "0"
+
+
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+_MODE_SOURCES = frozenset({"secret", "configMap", "downwardAPI", "projected"})
+
+
+def _http_get_defaults(action: Any) -> None:
+    if action.__class__ is dict:
+        action["path"] = action.get("path") or "/"
+        action["scheme"] = action.get("scheme") or "HTTP"
+
+
+def _field_ref_defaults(ref: Any) -> None:
+    if ref.__class__ is dict and not ref.get("apiVersion"):
+        ref["apiVersion"] = "v1"
+
+
+def _volume_defaults(volume: dict) -> None:
+    """kube's volume-source defaulters: ``defaultMode: 420`` for secret, configMap, downwardAPI
+    and projected sources, a projected token's ``expirationSeconds: 3600``, downward-API items'
+    ``fieldRef.apiVersion: v1``, and ``hostPath.type: ""`` (``HostPathUnset``). One pass over
+    the volume's keys (its name and, valid or not, usually one source)."""
+    for key, source in volume.items():
+        if source.__class__ is not dict:
+            continue
+        if key in _MODE_SOURCES and source.get("defaultMode") is None:
+            source["defaultMode"] = _DEFAULT_MODE
+        if key == "hostPath" and source.get("type") is None:
+            source["type"] = ""
+        elif key == "downwardAPI":
+            _items_defaults(source)
+        elif key == "projected":
+            for projection in source.get("sources") or ():
+                projection = _dict(projection)
+                token = projection.get("serviceAccountToken")
+                if token.__class__ is dict and token.get("expirationSeconds") is None:
+                    token["expirationSeconds"] = 3600
+                _items_defaults(_dict(projection.get("downwardAPI")))
+
+
+def _items_defaults(downward: dict) -> None:
+    for item in downward.get("items") or ():
+        _field_ref_defaults(_dict(item).get("fieldRef"))
 
 
 def image_pull_policy(image: Any) -> str:
