@@ -36,19 +36,15 @@ import base64
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import yaml
 
-from mockapi import decoding, errors
+from mockapi import errors
 from mockapi.faults import FaultSet
 from mockapi.http import bodies
-from mockapi.registry import reset as resets
 from mockapi.registry.options import ListOptions
 from mockapi.registry.rest import Registry
-
-if TYPE_CHECKING:
-    from starlette.requests import Request
 
 PREFIX = "/mockapi/v1"
 JSON = "application/json"
@@ -154,6 +150,8 @@ class ControlPlane:
         return self.users.mint(name, groups=groups, uid=str(uid or ""))
 
     def reset(self, *, keep_crds: bool = True, keep_namespaces: bool = False) -> dict:
+        from mockapi.registry import reset as resets  # with the first reset, not at start-up
+
         self.faults.clear()  # first: the reset's own writes must not meet a rule
         deleted = resets.reset(self.registry, keep_crds=keep_crds, keep_namespaces=keep_namespaces, seed_crds=self.seed_crds)
         self.requests.clear()
@@ -197,6 +195,8 @@ def _types_in_apply_order(registry: Registry) -> list:
 
 
 def _skip(rt, stored, seeded: set[str], namespace: str) -> bool:
+    from mockapi.registry import reset as resets  # with the first snapshot, not at start-up
+
     if rt.plural == "customresourcedefinitions":
         return stored.name in seeded
     if rt.plural == "namespaces" and not rt.group:
@@ -213,6 +213,8 @@ def _skip(rt, stored, seeded: set[str], namespace: str) -> bool:
 
 def _strip(rt, obj: dict) -> dict:
     """Drop what the server set, so a real cluster (with schemas/ applied) accepts the object."""
+    from mockapi.registry import reset as resets
+
     meta = obj["metadata"]
     for key in _SERVER_SET:
         meta.pop(key, None)
@@ -247,52 +249,3 @@ def kubeconfig(server: str, *, ca: bytes | None = None, token: str | None = None
         "users": [{"name": "mockapi", "user": credentials}],
     }
     return yaml.dump(config, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
-
-
-def mount(app, control: ControlPlane) -> None:
-    """Add the control routes to the FastAPI app of the cold endpoints (:mod:`mockapi.http.control_routes`:
-    its handlers' annotations name starlette's ``Request`` and ``Response``, which FastAPI resolves
-    in their module, so starlette is imported there, when the cold endpoints are built, not at start-up)."""
-    from mockapi.http import control_routes
-
-    control_routes.mount(app, control)
-
-
-async def _read(request: Request, control: ControlPlane) -> bytes:
-    """The request's body, refused with 413 past --max-body before it is read whole."""
-    declared = request.headers.get("content-length", "")
-    return await bodies.read(request.receive, limit=control.max_body, declared_length=int(declared) if declared.isdigit() else None)
-
-
-async def _json_body(request, control: ControlPlane) -> dict:
-    raw = await _read(request, control)
-    if not raw.strip():
-        return {}
-    body = decoding.decode_json(raw)
-    if not isinstance(body, dict):
-        raise errors.bad_request("the body must be a JSON object")
-    return body
-
-
-def _audit(control: ControlPlane):
-    if control.audit is None:
-        raise errors.StatusError(404, "NotFound", "the audit log is off in this server (see `mockapi serve --audit-log-path`)", {})
-    return control.audit
-
-
-def _gate(control: ControlPlane):
-    if control.gate is None:
-        raise errors.StatusError(404, "NotFound", "this server has no allocation gate", {})
-    return control.gate
-
-
-def _claim_key(gate, body: dict):
-    if not body.get("name"):
-        if body.get("namespace"):
-            raise errors.bad_request("name is required when namespace is given")
-        return None
-    resource = body.get("resource") or "deviceclaims"
-    try:
-        return gate.key(f"{resource}/{body.get('namespace') or 'default'}/{body['name']}")
-    except ValueError as exc:
-        raise errors.bad_request(str(exc)) from None

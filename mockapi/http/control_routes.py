@@ -1,6 +1,7 @@
 """The control endpoints' routes (:mod:`mockapi.http.control` says what they do), mounted on the
-cold endpoints' FastAPI app when it is built: this module imports starlette, which start-up does not
-need (docs/startup.md). FastAPI resolves the handlers' annotations in this module's globals.
+cold endpoints' FastAPI app when it is built (``mockapi.app`` imports this module then): it imports
+starlette, which start-up does not need (docs/startup.md), and FastAPI resolves the handlers'
+annotations (``Request``, ``Response``) in this module's globals.
 """
 
 from __future__ import annotations
@@ -9,11 +10,9 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from mockapi import errors
-from mockapi.http import responses
-from mockapi.http.control import (
-    ENDPOINTS, JSON, PREFIX, YAML, ControlPlane, _audit, _claim_key, _gate, _json_body, _read, kubeconfig,
-)  # fmt: skip
+from mockapi import decoding, errors
+from mockapi.http import bodies, responses
+from mockapi.http.control import ENDPOINTS, JSON, PREFIX, YAML, ControlPlane, kubeconfig
 from mockapi.wire import strict_query_bool
 
 
@@ -135,3 +134,43 @@ def _mount_faults(app, control: ControlPlane, json) -> None:
     @app.delete(f"{PREFIX}/faults/{{rule_id}}")
     async def remove_fault(rule_id: str) -> Response:
         return json(faults.remove(rule_id).to_dict())
+
+
+async def _read(request: Request, control: ControlPlane) -> bytes:
+    """The request's body, refused with 413 past --max-body before it is read whole."""
+    declared = request.headers.get("content-length", "")
+    return await bodies.read(request.receive, limit=control.max_body, declared_length=int(declared) if declared.isdigit() else None)
+
+
+async def _json_body(request, control: ControlPlane) -> dict:
+    raw = await _read(request, control)
+    if not raw.strip():
+        return {}
+    body = decoding.decode_json(raw)
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body must be a JSON object")
+    return body
+
+
+def _audit(control: ControlPlane):
+    if control.audit is None:
+        raise errors.StatusError(404, "NotFound", "the audit log is off in this server (see `mockapi serve --audit-log-path`)", {})
+    return control.audit
+
+
+def _gate(control: ControlPlane):
+    if control.gate is None:
+        raise errors.StatusError(404, "NotFound", "this server has no allocation gate", {})
+    return control.gate
+
+
+def _claim_key(gate, body: dict):
+    if not body.get("name"):
+        if body.get("namespace"):
+            raise errors.bad_request("name is required when namespace is given")
+        return None
+    resource = body.get("resource") or "deviceclaims"
+    try:
+        return gate.key(f"{resource}/{body.get('namespace') or 'default'}/{body['name']}")
+    except ValueError as exc:
+        raise errors.bad_request(str(exc)) from None
