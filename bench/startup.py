@@ -16,8 +16,11 @@ Three figures, each from fresh processes:
 
 ``--phases`` also times, in a fresh process per run, the steps of an embedded start (after
 ``from mockapi.testing import MockAPIServer``): importing ``mockapi.app``, importing uvicorn
-(``mockapi.http.lifecycle``), ``app.build()`` with every controller on, the uvicorn thread until it
-accepts, and a second ``MockAPIServer`` in the same process (docs/startup.md).
+(``mockapi.http.lifecycle``), ``app.build()`` with every controller on (a server built and
+dropped: what is imported or compiled on first use is paid here), then a first and a second
+``MockAPIServer().start()`` in that process, each split into bind + build and the uvicorn thread
+until it accepts (the first pays the event loop's imports: uvloop, uvicorn's lifespan)
+(docs/startup.md).
 
 Goals (issue 9): serve ready < 0.4 s, MockAPIServer ready < 0.1 s after import, idle RSS ≤ 60 MiB.
 Modules run from cached bytecode (a scratch ``PYTHONPYCACHEPREFIX``, filled by one run first), as
@@ -76,9 +79,13 @@ from mockapi import app
 from mockapi.settings import Settings
 timed("app.build()", lambda: app.build(Settings(port=0, allocator=True, scheduler=True, kubelet=True, garbage_collector=True)))
 gc.enable()
-wait = MockAPIServer._wait_started
-MockAPIServer._wait_started = lambda self, *args: timed("uvicorn thread until it accepts", lambda: wait(self, *args))
-timed("a second MockAPIServer().start()", lambda: MockAPIServer().start()).stop()
+build, wait = MockAPIServer._build, MockAPIServer._wait_started
+which = "first"
+MockAPIServer._build = lambda self: timed(f"{which} MockAPIServer: bind + build", lambda: build(self))
+MockAPIServer._wait_started = lambda self, *args: timed(f"{which} MockAPIServer: uvicorn thread until it accepts", lambda: wait(self, *args))
+timed("first MockAPIServer().start()", lambda: MockAPIServer().start()).stop()
+which = "second"
+timed("second MockAPIServer().start()", lambda: MockAPIServer().start()).stop()
 print(json.dumps(took))
 """
 

@@ -390,8 +390,15 @@ def _observe(server: Server, kube: KubeAPI, fallback) -> None:
         faults=kube.faults, close_watches=server.store.close_all_watchers, compact=server.store.compact,
         users=server.tokens, audit=server.audit, ca=ca, admin_certificate=admin, max_body=settings.max_body,
     )  # fmt: skip
-    fallback.mount(lambda app: control.mount(app, plane))
+    fallback.mount(functools.partial(_mount_control, control=plane))
     fallback.add_route("/metrics", server.metrics.endpoint(), methods=["GET"])
+
+
+def _mount_control(app, control) -> None:
+    """The control routes on the cold endpoints' app, once it is built (their module imports starlette)."""
+    from mockapi.http import control_routes
+
+    control_routes.mount(app, control)
 
 
 def _mount_allocator(server: Server, fallback) -> None:

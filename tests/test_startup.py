@@ -24,8 +24,14 @@ from mockapi.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 # Heavy packages no start-up needs: FastAPI (the cold endpoints, built on their first request), the
-# official client (``mockapi allocator``/``explain`` against a remote server), test-only packages.
-NOT_AT_START_UP = ("fastapi", "pydantic", "mockapi.models.devmgmt_v1alpha1", "mockapi.http.endpoints", "kubernetes", "urllib3", "hypothesis", "pytest", "httpx")
+# official client (``mockapi allocator``/``explain`` against a remote server), test-only packages;
+# starlette (the control routes, built with the cold endpoints), prometheus_client (the first
+# scrape of /metrics: the counters count without it), the Table printers (the first Table asked
+# for), protobuf decoding (the first protobuf body), the reset's rules (the first reset or snapshot).
+NOT_AT_START_UP = (
+    "fastapi", "pydantic", "mockapi.models.devmgmt_v1alpha1", "mockapi.http.endpoints", "kubernetes", "urllib3", "hypothesis", "pytest", "httpx",
+    "starlette", "prometheus_client", "mockapi.http.control_routes", "mockapi.registry.printers", "mockapi.protobuf", "mockapi.registry.reset",
+)  # fmt: skip
 
 
 def _modules_after(code: str) -> set[str]:
@@ -178,3 +184,37 @@ def test_serve_leaves_the_collector_on_when_start_up_fails(root_logging):
         port = taken.getsockname()[1]
         assert cli.main(["serve", "--port", str(port), "--log-level", "critical"]) == 2
     assert gc.isenabled()
+
+
+# ------------------------------------------------------------------ WebSocket support on first use
+_UPGRADE = (
+    "GET {path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+def test_a_running_server_imports_websockets_on_the_first_upgrade_request_which_it_refuses_as_before():
+    script = f"""
+import json, socket, sys
+from mockapi.testing import MockAPIServer
+server = MockAPIServer().start()
+at_start = sorted(m for m in sys.modules if m.startswith(("websockets", "wsproto", "uvicorn.protocols.websockets", "starlette", "prometheus_client")))
+host, port = server.url.split("//")[1].split(":")
+answers = []
+for path in ("/api/v1/namespaces", "/healthz"):
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall({_UPGRADE!r}.format(path=path).encode())
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    answers.append(answer.split(b"\\r\\n")[0].decode())
+server.stop()
+print(json.dumps({{"at_start": at_start, "answers": answers, "websockets": "uvicorn.protocols.websockets.auto" in sys.modules}}))
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["at_start"] == []
+    # uvicorn's ws="auto" answer: the app does not accept the websocket scope (kube-apiserver would
+    # serve a non-streaming path as plain HTTP; mockapi never did).
+    assert report["answers"] == ["HTTP/1.1 403 Forbidden"] * 2
+    assert report["websockets"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import time
 from typing import Callable
@@ -42,6 +43,27 @@ def protocol(guard: connections.Guard):
     return connections.protocol_class(guard)
 
 
+class _WebSocketsOnFirstUpgrade:
+    """uvicorn's ``ws=``: its ``auto`` WebSocket protocol, imported on the first upgrade request
+    rather than when uvicorn starts (``websockets`` costs ~15 ms and ~2.2 MiB of start-up and
+    mockapi serves no WebSocket route). Constructing this class makes and returns the ``auto``
+    protocol, so an upgrade is answered exactly as with ``ws="auto"``: the app refuses the
+    ``websocket`` scope, uvicorn answers 403 (tests/test_startup.py)."""
+
+    def __new__(cls, *args, **kwargs):
+        from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
+
+        return AutoWebSocketsProtocol(*args, **kwargs)
+
+
+def websocket_protocol():
+    """uvicorn's ``ws=``: "auto" resolved on the first upgrade, or "auto" itself (no WebSocket
+    support, so it costs nothing) when neither websockets nor wsproto is installed."""
+    if importlib.util.find_spec("websockets") is None and importlib.util.find_spec("wsproto") is None:  # pragma: no cover - uvicorn[standard] brings websockets
+        return "auto"
+    return _WebSocketsOnFirstUpgrade
+
+
 def uvicorn_server(
     app, settings, *, admission: Admission, streams: set, tls_options: dict | None = None, on_ready: Callable[[], None] | None = None, server_class: type | None = None
 ) -> "GracefulServer":
@@ -63,6 +85,7 @@ def uvicorn_server(
         access_log=False,
         loop="auto",
         http=wrap_protocol(protocol(guard)) if wrap_protocol is not None else protocol(guard),
+        ws=websocket_protocol(),
         lifespan="on",
         timeout_keep_alive=settings.idle_timeout,
         timeout_graceful_shutdown=settings.shutdown_grace_period,

@@ -17,7 +17,6 @@ import orjson
 
 from mockapi import errors
 from mockapi.gvk import ResourceType
-from mockapi.registry import printers
 from mockapi.watchwire import event_line
 
 TABLE = "Table"
@@ -58,6 +57,13 @@ def include_object(query: dict[str, str]) -> str:
     return value
 
 
+def _printers():
+    """:mod:`mockapi.registry.printers`, imported by the first Table asked for (start-up does not need it)."""
+    from mockapi.registry import printers
+
+    return printers
+
+
 def _metadata_object(obj: dict) -> dict:
     return {"kind": METADATA, "apiVersion": "meta.k8s.io/v1", "metadata": obj.get("metadata", {})}
 
@@ -72,7 +78,7 @@ def _row(obj: dict, cells, now: datetime, include: str) -> dict:
 
 
 def table(rt: ResourceType, raws: Iterable[bytes], *, now: datetime, include: str, list_meta: dict) -> bytes:
-    columns, cells = printers.table_for(rt)
+    columns, cells = _printers().table_for(rt)
     rows = [_row(orjson.loads(raw), cells, now, include) for raw in raws]
     return orjson.dumps(
         {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": list_meta, "columnDefinitions": [c.definition() for c in columns], "rows": rows}
@@ -90,7 +96,7 @@ def metadata_object(raw: bytes) -> bytes:
 
 def watch_encoder(rt: ResourceType, rendering: str, *, include: str, clock):
     """Encodes each watch event's object in the negotiated rendering (a one-row Table, or metadata)."""
-    columns, cells = printers.table_for(rt)
+    columns, cells = _printers().table_for(rt)
     definitions = [c.definition() for c in columns]
 
     def encode(event_type: str, raw: bytes) -> bytes:

@@ -13,11 +13,13 @@ import orjson
 
 from mockapi import errors
 from mockapi.gvk import ResourceType
-from mockapi import decoding, protobuf
+from mockapi import decoding
 from mockapi.http import bodies, responses, table
 from mockapi.http.requestinfo import RequestInfo
 from mockapi.registry import rest
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"  # mockapi.protobuf.MEDIA_TYPE
 
 PATCH_TYPES = {t: t for t in rest.ALL_PATCH_TYPES}
 
@@ -54,7 +56,9 @@ class Call:
         """The body as a JSON-like value; with ``opts``, keys repeated in a JSON object are refused
         (Strict) or warned about (Warn), as kube's strict decoding does."""
         raw, content_type = await self.body()
-        if bodies.media_type(content_type) == protobuf.MEDIA_TYPE:
+        if bodies.media_type(content_type) == PROTOBUF:
+            from mockapi import protobuf  # imported by the first protobuf body, not at start-up
+
             return protobuf.decode(raw)
         value = bodies.decode(raw, content_type)
         if opts is not None and opts.field_validation != "Ignore" and bodies.is_json(content_type):

@@ -387,13 +387,13 @@ class MockAPIServer(MockAPI):
 
     def _build(self):
         """Bind the socket and build the server. The collector is off meanwhile (as it was, after):
-        the first build imports and allocates only what stays, and ~180 collections on the way
-        (~30 ms) would find nothing."""
+        the first build imports (the server, then uvicorn) and allocates only what stays, and ~180
+        collections on the way (~30 ms; ~10 of them in uvicorn's import) would find nothing."""
         collecting = gc.isenabled()
         gc.disable()
         try:
             from mockapi import app as app_
-            from mockapi.auth import tls
+            from mockapi.http import lifecycle  # noqa: F401 - uvicorn, imported here with the collector off
             from mockapi.settings import Settings
 
             options = dict(self._options)
@@ -408,9 +408,11 @@ class MockAPIServer(MockAPI):
             settings = Settings(**options)
             self._socket = _bind(settings.host, settings.port)
             settings.port = self._socket.getsockname()[1]
-            tls_options = tls.prepare(settings)
+            tls_options = _tls_options(settings)
             self.server = app_.build(settings, authorizer=self._authorizer)
             if self.server.tokens is not None:
+                from mockapi.auth import tls
+
                 self.token = self.server.tokens.mint(tls.ADMIN_USER, groups=tls.ADMIN_GROUPS)
             if self._tls:
                 self.ca_file = str(Path(self._certificates) / "ca.crt")
@@ -460,6 +462,19 @@ def service_account_identity(namespace: str, name: str) -> tuple[str, list[str]]
 
 def _file_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+_TLS_SETTINGS = ("generate_certs", "tls_cert_file", "tls_private_key_file", "client_ca_file")
+
+
+def _tls_options(settings) -> dict:
+    """uvicorn's TLS options (:func:`mockapi.auth.tls.prepare`); without any TLS setting, what it
+    would answer (none) without importing it (``ipaddress``, ``ssl`` contexts: ~4 ms of a start)."""
+    if all(getattr(settings, name, None) is None for name in _TLS_SETTINGS):
+        return {}
+    from mockapi.auth import tls
+
+    return tls.prepare(settings)
 
 
 def _bind(host: str, port: int) -> socket.socket:
