@@ -1,13 +1,20 @@
 """The API benchmark: mockapi against a bare ASGI ceiling twin, measured in the same run.
 
     python3 bench/api.py [--quick] [--out results.json] [--only http,watch,memory]
+    python3 bench/api.py --modes default,rbac,masters,tls-rbac [--cases get,create,patch,status] [--runs 3]
+    python3 bench/api.py --code /tmp/old-checkout [--code ...] [--cases ...] [--runs 5]
 
 Method (PERF.md §1, §6, §7): the server under test runs on core 0 (``taskset -c 0``, ``nice -n -10``
 as root), the load generator on core 1: ``wrk -t1 -c16`` for HTTP, ``bench/watch_client.py`` for
 watch fan-out. HTTP runs are interleaved (run index outermost, then endpoint) after a warm-up, and
 each figure is the median over the runs; ratios are taken against the ceiling twin
 (``bench/ceiling.py``) measured in the same run. Every watch run starts a fresh server. The memory
-figure is taken in a fresh process that builds the mockapi store in-process. See bench/README.md.
+figure is taken in a fresh process that builds the mockapi store in-process.
+
+The compare suite (``--modes``, ``--code``) runs the HTTP cases against one mockapi per variant
+instead — this checkout in several authentication modes (bearer tokens, RBAC, TLS), or other
+checkouts in the default mode — interleaved (run, case, variant), as ratios to the first variant.
+See bench/README.md.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import platform
 import resource
 import shutil
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -183,12 +191,14 @@ class Server:
         return self.proc.pid
 
 
-def start_server(name: str, cmd: list[str], *, banner: str, timeout: float = 60.0) -> Server:
-    """Start a server process on the server core and wait for its ``… serving on http://…:PORT`` line."""
+def start_server(name: str, cmd: list[str], *, banner: str, timeout: float = 60.0, code: Path = ROOT) -> Server:
+    """Start a server process on the server core and wait for its ``… serving on http(s)://…:PORT``
+    line. ``code``: the checkout whose ``mockapi`` it imports (its working directory and PYTHONPATH:
+    ``python -m`` puts the working directory first on sys.path)."""
     # stderr to a file, never an unread pipe: a server that logs a lot must not block on a full pipe
     log = tempfile.NamedTemporaryFile("w+", prefix=f"bench-{name}-", suffix=".log", delete=False)
-    proc = subprocess.Popen(pinned(cmd, SERVER_CORE), cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(pinned(cmd, SERVER_CORE), cwd=code, stdout=subprocess.PIPE, stderr=log, text=True,
+                            env={**os.environ, "PYTHONPATH": str(code)})
     deadline = time.monotonic() + timeout
     line = proc.stdout.readline()
     while line and banner not in line and time.monotonic() < deadline:
@@ -197,8 +207,103 @@ def start_server(name: str, cmd: list[str], *, banner: str, timeout: float = 60.
         proc.kill()
         log.seek(0)
         raise RuntimeError(f"{name} did not start: {line!r} {log.read()[-3000:]}")
-    port = int(line.split("http://", 1)[1].split()[0].rsplit(":", 1)[1].rstrip("/"))
+    port = int(line.split("://", 1)[1].split()[0].rsplit(":", 1)[1].rstrip("/"))
     return Server(name, proc, port)
+
+
+# --- authentication variants and other checkouts (the compare suite) ------------------------------
+
+ADMIN_TOKEN, USER_TOKEN = "bench-admin-token", "bench-user-token"
+TOKEN_FILE = (f'{ADMIN_TOKEN},bench-admin,bench-admin-uid,"system:masters"\n'
+              f'{USER_TOKEN},bench-user,bench-user-uid,"bench-writers"\n')
+# What a workload controller holds: its pods' and claims' writes after a few rules it does not use
+# here. Bound to a group under a name that sorts after the bootstrap bindings of system:authenticated
+# (system:basic-user, system:discovery, system:public-info-viewer), so an allowed request first walks
+# their rules and this role's first rules: RBAC evaluates, as for any user outside system:masters.
+BENCH_ROLE = {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "workload-writer"},
+    "rules": [
+        {"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+        {"apiGroups": ["apps"], "resources": ["deployments", "replicasets"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
+        {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["update", "patch"]},
+        {"apiGroups": ["devmgmtproto.k8s.io"], "resources": ["deviceclaims"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["devmgmtproto.k8s.io"], "resources": ["deviceclaims/status"], "verbs": ["update", "patch"]},
+        {"apiGroups": ["devmgmtproto.k8s.io"], "resources": ["devicepools"], "verbs": ["get", "list", "watch", "create", "delete"]},
+    ],
+}
+BENCH_BINDING = {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "workload-writer"},
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "workload-writer"},
+    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "bench-writers"}],
+}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How the bench reaches one server: TLS or not, the set-up's bearer token, wrk's."""
+
+    tls: bool = False
+    token: str | None = None  # set-up requests (an admin in system:masters)
+    load_token: str | None = None  # the measured requests (wrk)
+
+
+_endpoints: dict[int, Endpoint] = {}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One server of the compare suite: a checkout and an authentication mode (MODES)."""
+
+    key: str
+    label: str
+    code: Path = ROOT
+    mode: str = "default"
+
+    @property
+    def auth(self) -> bool:
+        return self.mode != "default"
+
+    @property
+    def rbac(self) -> bool:
+        return self.mode in ("rbac", "masters", "tls-rbac")
+
+    @property
+    def tls(self) -> bool:
+        return self.mode.startswith("tls")
+
+    @property
+    def load_token(self) -> str | None:
+        return None if not self.auth else ADMIN_TOKEN if self.mode == "masters" else USER_TOKEN
+
+    def server_args(self, tmp: Path | None) -> list[str]:
+        if not self.auth:
+            return []
+        assert tmp is not None
+        tokens = tmp / "tokens.csv"
+        tokens.write_text(TOKEN_FILE)
+        args = ["--token-auth-file", str(tokens)]
+        if self.rbac:
+            args += ["--authorization-mode", "RBAC"]
+        if self.tls:
+            args += ["--generate-certs", str(tmp / f"certs-{self.key}")]
+        return args
+
+
+MODES = {
+    "default": "default mode (no credentials, no filter)",
+    "token": "bearer token, AlwaysAllow",
+    "rbac": "token + RBAC (rule walk)",
+    "masters": "token + RBAC, user in system:masters",
+    "tls-rbac": "TLS + token + RBAC (rule walk)",
+}
+
+
+def grant_bench_role(port: int) -> None:
+    """The ClusterRole and binding wrk's user (bench-user in group bench-writers) works under."""
+    expect(port, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", orjson.dumps(BENCH_ROLE))
+    expect(port, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", orjson.dumps(BENCH_BINDING))
 
 
 LAUNCH = {"cli": "python3 -m mockapi serve (the CLI, as users start it)",
@@ -206,17 +311,27 @@ LAUNCH = {"cli": "python3 -m mockapi serve (the CLI, as users start it)",
 _launch = ["cli"]
 
 
-def start_mockapi() -> Server:
-    if _launch[0] == "cli":
+def start_mockapi(variant: Variant | None = None, tmp: Path | None = None) -> Server:
+    """mockapi as the CLI starts it (or on the bench's uvicorn set-up, ``--launch uvicorn``); a
+    ``variant`` (the compare suite) names the checkout and the authentication flags."""
+    code, extra = ROOT, []
+    if variant is not None:
+        code, extra = variant.code, variant.server_args(tmp)
+    if _launch[0] == "cli" or variant is not None:
         # manual allocation: the status case's claims stay the benchmark's alone; no scheduler, kubelet
         # or garbage collector: the benchmark's pods are the API's load, not theirs (and, like its
         # ReplicaSet owners, stay as written)
         cmd = [sys.executable, "-m", "mockapi", "serve", "--port", "0", "--log-level", "warning", "--allocation-mode", "manual",
-               "--no-scheduler", "--no-kubelet", "--no-gc"]
+               "--no-scheduler", "--no-kubelet", "--no-gc", *extra]
     else:
         cmd = [sys.executable, str(BENCH / "api.py"), "--serve-mockapi"]
-    server = start_server("mockapi", cmd, banner="mockapi serving on")
+    server = start_server("mockapi" if variant is None else f"mockapi-{variant.key}", cmd, banner="mockapi serving on", code=code)
+    if variant is not None:
+        _endpoints[server.port] = Endpoint(tls=variant.tls, token=ADMIN_TOKEN if variant.auth else None,
+                                           load_token=variant.load_token)
     wait_ready(server.port)
+    if variant is not None and variant.rbac:
+        grant_bench_role(server.port)
     return server
 
 
@@ -300,6 +415,9 @@ def call(port: int, method: str, path: str, body: bytes | None = None, content_t
     """(status, headers, body) of one request over a kept-alive connection (one per thread)."""
     key = (port, threading.get_ident())
     headers = {"Content-Type": content_type} if body is not None else {}
+    endpoint = _endpoints.get(port)
+    if endpoint is not None and endpoint.token:
+        headers["Authorization"] = f"Bearer {endpoint.token}"
     for attempt in (1, 2):
         reused = key in _connections
         conn = _connections.get(key) or _connect(key)
@@ -316,7 +434,12 @@ def call(port: int, method: str, path: str, body: bytes | None = None, content_t
 
 
 def _connect(key: tuple[int, int]) -> http.client.HTTPConnection:
-    conn = _connections[key] = http.client.HTTPConnection("127.0.0.1", key[0], timeout=120)
+    endpoint = _endpoints.get(key[0])
+    if endpoint is not None and endpoint.tls:  # the bench's own server: its generated CA is not checked
+        conn = http.client.HTTPSConnection("127.0.0.1", key[0], timeout=120, context=ssl._create_unverified_context())
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", key[0], timeout=120)
+    _connections[key] = conn
     conn.connect()
     conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # headers and body go out apart
     return conn
@@ -366,9 +489,13 @@ def create_many(port: int, path: str, objects: list[dict], warnings: list) -> No
 
 def run_wrk(port: int, mode: str, path: str, seconds: float, env: dict | None = None) -> dict:
     """One pinned ``wrk -t1 -c16`` run; returns its counts, rps, percentiles and the foreign CPU."""
+    endpoint = _endpoints.get(port) or Endpoint()
+    scheme = "https" if endpoint.tls else "http"
     cmd = pinned(["wrk", "-t1", f"-c{CONCURRENCY}", f"-d{max(1, round(seconds))}s", "--timeout", "10s", "-s", str(BENCH / "wrk.lua"),
-                  f"http://127.0.0.1:{port}{path}"], CLIENT_CORE)
+                  f"{scheme}://127.0.0.1:{port}{path}"], CLIENT_CORE)
     proc_env = {**os.environ, "BENCH_MODE": mode, "BENCH_PATH": path, **(env or {})}
+    if endpoint.load_token:
+        proc_env["BENCH_TOKEN"] = endpoint.load_token
     server_pid = _server_pid_by_port.get(port)
     busy0, server0, wall0 = busy_seconds(), cpu_seconds(server_pid) if server_pid else 0.0, time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=proc_env, text=True)
@@ -386,6 +513,7 @@ def run_wrk(port: int, mode: str, path: str, seconds: float, env: dict | None = 
     result["mib_s"] = result["bytes"] / duration / 2**20
     result["errors"] = sum(result[k] for k in ("err_connect", "err_read", "err_write", "err_status", "err_timeout"))
     result["server_core_busy"] = server_cpu / wall
+    result["server_cpu_us"] = server_cpu / max(1, result["requests"]) * 1e6  # the server's CPU per request
     result["foreign_cpu"] = max(0.0, (busy_seconds() - busy0) - server_cpu - usage.ru_utime - usage.ru_stime) / wall
     return result
 
@@ -534,8 +662,9 @@ def summarize(case: Case, runs: list[dict]) -> dict:
         "label": case.label, "server": case.server, "runs": f"{len(samples)}/{len(runs)}",
         "rps": med("rps"), "p50_ms": med("p50_us") / 1000, "p99_ms": med("p99_us") / 1000, "mib_s": med("mib_s"),
         "errors": sum(s["errors"] for s in runs), "non_2xx": sum(s["err_status"] for s in runs),
-        "server_core_busy": med("server_core_busy"), "foreign_cpu": med("foreign_cpu"),
-        "rps_runs": [round(s["rps"]) for s in runs], "foreign_runs": [round(s["foreign_cpu"], 2) for s in runs],
+        "server_core_busy": med("server_core_busy"), "server_cpu_us": med("server_cpu_us"), "foreign_cpu": med("foreign_cpu"),
+        "rps_runs": [round(s["rps"]) for s in runs], "cpu_us_runs": [round(s["server_cpu_us"], 1) for s in runs],
+        "foreign_runs": [round(s["foreign_cpu"], 2) for s in runs],
         **({"namespace_delete_s": max(s["namespace_delete_s"] for s in runs)} if "namespace_delete_s" in runs[0] else {}),
     }
 
@@ -551,6 +680,97 @@ def http_ratios(cases: dict) -> dict:
 
 def http_goals(ratios: dict) -> dict:
     return {text: ratios[key] >= minimum for key, (_, minimum, text) in GOALS.items()}
+
+
+# --- compare suite: authentication modes, other checkouts ---------------------------------------
+
+COMPARE_CASES = "get,create,patch,status"
+
+
+def compare_suite(variants: list[Variant], case_keys: list[str], *, runs: int, seconds: float, warmup: float, notes: list,
+                  retry_until: float) -> dict:
+    """The HTTP cases against one mockapi per variant (no ceiling twin), interleaved: run index
+    outermost, then case, then variant; each figure is a ratio to the first variant's in this run."""
+    cases = [c for c in HTTP_CASES if c.key in case_keys]
+    tmp = Path(tempfile.mkdtemp(prefix="mockapi-bench-"))
+    servers: dict[str, Server] = {}
+    try:
+        sizes = None
+        for variant in variants:
+            servers[variant.key] = server = start_mockapi(variant, tmp)
+            _server_pid_by_port[server.port] = server.pid
+            sizes = prepare_http(server, tmp, notes)
+        ports = {key: {"mockapi": server.port, "tmp": tmp} for key, server in servers.items()}
+        for case in cases:
+            for variant in variants:
+                run_case(case, ports[variant.key], warmup, "w")
+        samples: dict[tuple, list] = {(c.key, v.key): [] for c in cases for v in variants}
+        last: dict[tuple, list] = {(c.key, v.key): [] for c in cases for v in variants}  # each run's kept result
+        for r in range(runs):
+            for case in cases:
+                for variant in variants:
+                    result = run_case(case, ports[variant.key], seconds, f"r{r}")
+                    if result["foreign_cpu"] > DISTURBED and time.monotonic() < retry_until:
+                        samples[case.key, variant.key].append(result)
+                        result = run_case(case, ports[variant.key], seconds, f"r{r}b")
+                    samples[case.key, variant.key].append(result)
+                    last[case.key, variant.key].append(result)
+        table = {}
+        for case in cases:
+            row = {v.key: summarize(case, samples[case.key, v.key]) for v in variants}
+            base = last[case.key, variants[0].key]
+            for v in variants:
+                # ratios paired run by run (the variants of one run were measured back to back, under
+                # the same foreign load), then the median: steadier than a ratio of medians
+                mine = last[case.key, v.key]
+                cell = row[v.key]
+                cell["ratio_rps"] = statistics.median(m["rps"] / b["rps"] for m, b in zip(mine, base))
+                cell["ratio_cpu"] = statistics.median(m["server_cpu_us"] / b["server_cpu_us"] for m, b in zip(mine, base))
+                cell["ratio_cpu_runs"] = [round(m["server_cpu_us"] / b["server_cpu_us"], 3) for m, b in zip(mine, base)]
+                if cell["non_2xx"]:
+                    notes.append(f"{case.label} ({v.label}): wrk counted {cell['non_2xx']} non-2xx responses")
+            table[case.key] = row
+        return {"sizes": sizes, "variants": [{"key": v.key, "label": v.label, "code": str(v.code), "mode": v.mode} for v in variants],
+                "cases": table}
+    finally:
+        for server in servers.values():
+            stop(server)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def compare_table(compare: dict) -> list[str]:
+    variants = compare["variants"]
+    lines = [f"COMPARE, wrk -t1 -c{CONCURRENCY}, one mockapi per variant, interleaved (run, case, variant), medians; "
+             "ratios to the first variant: medians of the ratios within each run",
+             "  rps ratio: higher is faster; CPU/req: the server's CPU time per request (µs) and its ratio, lower is cheaper",
+             *[f"  [{i}] {v['label']}" for i, v in enumerate(variants)],
+             f"{'case':<42} {'variant':<4} {'runs':>4} {'rps':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU/req':>8} {'foreign':>7} {'rps ratio':>9} "
+             f"{'CPU ratio':>9}"]
+    for row in compare["cases"].values():
+        for i, v in enumerate(variants):
+            c = row[v["key"]]
+            lines.append(f"{(c['label'] if i == 0 else ''):<42} [{i}]  {c['runs']:>4} {c['rps']:>9,.0f} {c['p50_ms']:>8.2f} {c['p99_ms']:>8.2f} "
+                         f"{c['server_cpu_us']:>8.0f} {c['foreign_cpu']:>7.2f} {c['ratio_rps']:>8.2f}x {c['ratio_cpu']:>8.2f}x")
+    return lines
+
+
+def compare_variants(args) -> list[Variant]:
+    """``--code DIR`` (repeatable): each checkout in the default mode, in the order given, then this
+    one unless it was named (``--code OLD``: OLD is the yardstick, this checkout is measured against
+    it); ``--modes``: this checkout in each mode (the first is the yardstick)."""
+    variants = []
+    if args.code:
+        codes = [code.resolve() for code in args.code]
+        codes += [] if ROOT in codes else [ROOT]
+        for i, code in enumerate(codes):
+            name = f"this checkout ({code.name})" if code == ROOT else f"--code {code}"
+            variants.append(Variant(f"code{i}", f"{name}, default mode", code=code))
+    for mode in (args.modes.split(",") if args.modes else []):
+        if mode not in MODES:
+            raise SystemExit(f"--modes: unknown mode {mode!r} (one of {', '.join(MODES)})")
+        if not (args.code and mode == "default"):
+            variants.append(Variant(mode, MODES[mode], mode=mode))
+    return variants
 
 
 # --- watch suite ---------------------------------------------------------------------------------
@@ -772,6 +992,8 @@ def report(results: dict) -> str:
     lines = [f"mockapi API benchmark — {meta_['date']} — {meta_['placement']} — mockapi started by {meta_['launch']}"]
     if "http" in results:
         lines += [""] + http_table(results["http"])
+    if "compare" in results:
+        lines += [""] + compare_table(results["compare"])
     if "watch" in results:
         lines += [""] + watch_table(results["watch"]["summary"])
         lines += [f"  {goal}: {verdict(ok)}" for goal, ok in results["watch"]["goals"].items()]
@@ -818,6 +1040,13 @@ def parse_args(argv):
     parser.add_argument("--only", default="http,watch,memory", help="comma-separated subset of http,watch,memory")
     parser.add_argument("--launch", choices=tuple(LAUNCH), default="cli",
                         help="how mockapi is started: cli (default) or uvicorn (its app on the ceiling's uvicorn set-up, a diagnostic)")
+    parser.add_argument("--modes", help=f"compare suite: mockapi in each of these modes ({','.join(MODES)}), the first the yardstick, "
+                        "e.g. default,rbac,masters,tls-rbac; replaces the default suites")
+    parser.add_argument("--code", type=Path, action="append", metavar="DIR",
+                        help="compare suite: also run this checkout's mockapi (default mode; repeatable), against this one")
+    parser.add_argument("--cases", default=COMPARE_CASES, help=f"compare suite: the HTTP cases (default {COMPARE_CASES}; "
+                        "of get,list,create,create_pool,patch,update,status)")
+    parser.add_argument("--runs", type=int, help="compare suite: interleaved runs (default 3, --quick 1)")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--serve-mockapi", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -868,6 +1097,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     only = set(args.only.split(","))
     results: dict = {"notes": []}
+    if args.modes or args.code:
+        only = set()
+        runs, seconds = (args.runs or (1 if args.quick else 3)), (2.0 if args.quick else 3.0)
+        results["compare"] = compare_suite(compare_variants(args), args.cases.split(","), runs=runs, seconds=seconds, warmup=1.0,
+                                           notes=results["notes"], retry_until=started + 60 * runs)
     if "http" in only and (http := http_part(quick=args.quick, started=started, notes=results["notes"])):
         results["http"] = http
     if "watch" in only:

@@ -9,6 +9,7 @@
 --                          "__FLIP__" by a value new on every pass; "__RV__" (optimistic concurrency, as a
 --                          controller writes) by the object's last resourceVersion: first from
 --                          $BENCH_RV_FILE ("name rv" lines), then from each response's body
+--   BENCH_TOKEN           if set, every request carries "Authorization: Bearer $BENCH_TOKEN"
 -- done() prints one line: BENCH_JSON {...} with counts, bytes and latency percentiles in µs.
 
 local mode = os.getenv("BENCH_MODE") or "get"
@@ -17,6 +18,10 @@ local tag = os.getenv("BENCH_TAG") or "x"
 local objects = tonumber(os.getenv("BENCH_OBJECTS") or "1000")
 local counter = 0
 local head, tail
+local token = os.getenv("BENCH_TOKEN")
+if token and token ~= "" then
+  wrk.headers["Authorization"] = "Bearer " .. token
+end
 
 if mode == "create" then
   local f = assert(io.open(os.getenv("BENCH_BODY_FILE"), "rb"))
