@@ -90,6 +90,7 @@ class Driver:
         if mode in ("rbac", "masters"):
             self._expect("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", self.admin, orjson.dumps(api.BENCH_ROLE))
             self._expect("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", self.admin, orjson.dumps(api.BENCH_BINDING))
+        self._expect("POST", "/api/v1/namespaces/default/serviceaccounts", self.admin, orjson.dumps(api.service_account("api")))  # make_pod's
         self._expect("POST", POD, self.admin, orjson.dumps(api.make_pod("p-0000", 0, namespace="default")))
 
     def close(self) -> None:
