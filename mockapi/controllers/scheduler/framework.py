@@ -345,10 +345,10 @@ class Framework:
             return functools.partial(self.run_filters, state, pod)
         pure, rest = state.filters[: state.pure_filters], state.filters[state.pure_filters :]
         checks = tuple((p.NAME, _node_filter(p, state, pod)) for p in rest)
-        success, run, current, full = status_.SUCCESS, self._run_filters, snapshot.get, functools.partial(self.run_filters, state, pod)
+        success, run, own, full = status_.SUCCESS, self._run_filters, snapshot.by_name, functools.partial(self.run_filters, state, pod)
 
         def run_filters(info: NodeInfo) -> Status:
-            if current(info.name) is not info:  # not the snapshot's own NodeInfo
+            if own.get(info.name) is not info or info.node is None:  # not the snapshot's own NodeInfo (snapshot.get)
                 return full(info)
             remembered = memo.get(info.name)
             if remembered is None or remembered[0] != info.generation:
