@@ -13,7 +13,7 @@ from __future__ import annotations
 from mockapi import errors
 from mockapi.client import Client, Kind
 
-LEASES, NAMESPACES = Kind("coordination.k8s.io/v1", "Lease"), Kind("v1", "Namespace")
+LEASES, NAMESPACES, NODES = Kind("coordination.k8s.io/v1", "Lease"), Kind("v1", "Namespace"), Kind("v1", "Node")
 NODE_LEASE_NAMESPACE = "kube-node-lease"  # kube-apiserver makes it at start-up (its system namespaces)
 RENEW_FRACTION = 0.25  # kube's renewIntervalFraction: renew interval = 0.25 × leaseDurationSeconds
 
@@ -46,10 +46,11 @@ def renewed(found: dict, node: str, node_uid: str, *, renew_interval: float, now
     return {**found, "metadata": meta, "spec": spec}
 
 
-async def renew(client: Client, last: dict | None, node: str, node_uid: str, *, renew_interval: float, now: str) -> dict:
+async def renew(client: Client, last: dict | None, node: str, node_uid: str, *, renew_interval: float, now: str) -> dict | None:
     """Renew the node's Lease: an update of the last one written (no read, as kube's controller
     keeps ``latestLease``); when that is gone or stale (404, 409), read it again, or create it —
-    and ``kube-node-lease`` with it if that namespace is missing. Returns the Lease written."""
+    and ``kube-node-lease`` with it if that namespace is missing. Returns the Lease written (None:
+    the Node is gone meanwhile, say by a reset, and nothing was made)."""
     if last is not None:
         try:
             return await client.update(LEASES, renewed(last, node, node_uid, renew_interval=renew_interval, now=now))
@@ -65,12 +66,18 @@ async def renew(client: Client, last: dict | None, node: str, node_uid: str, *, 
     return await client.update(LEASES, renewed(current, node, node_uid, renew_interval=renew_interval, now=now))
 
 
-async def _create(client: Client, body: dict) -> dict:
+async def _create(client: Client, body: dict) -> dict | None:
     try:
         return await client.create(LEASES, body)
     except errors.StatusError as exc:
         if exc.code != 404:  # the namespace is missing (a reset, a server without it)
             raise
+    try:
+        await client.get(NODES, "", body["spec"]["holderIdentity"])
+    except errors.StatusError as exc:
+        if exc.code == 404:  # the Node went too (its deletion not seen yet): make nothing
+            return None
+        raise
     try:
         await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NODE_LEASE_NAMESPACE}})
     except errors.StatusError as exc:
