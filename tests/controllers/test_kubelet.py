@@ -387,3 +387,18 @@ def test_a_restarted_kubelet_leaves_running_pods_and_reported_nodes_as_they_are(
             assert await events_of(client, "p") == before_events
 
     asyncio.run(main())
+
+
+def test_the_garbage_collector_deletes_a_node_lease_with_its_node():
+    from mockapi.controllers.gc import GarbageCollector
+
+    async def main():
+        client = new_client()
+        kubelet, gc = Kubelet(client), GarbageCollector(client)
+        async with running(kubelet, gc):
+            await client.create(NODES, node("node-a"))
+            await until(lambda: get_or_none(client, LEASES, "node-a", "kube-node-lease"))
+            await client.delete(NODES, "", "node-a")
+            await until(lambda: get_or_none(client, LEASES, "node-a", "kube-node-lease"), lambda lease: lease is None)
+
+    asyncio.run(asyncio.wait_for(main(), 10))
