@@ -43,7 +43,7 @@ class Settings:
     scheduler_config: Path | None = None  # a KubeSchedulerConfiguration file (kube's default profile without)
     # The simulated kubelet (mockapi.controllers.kubelet) and the garbage collector (mockapi.controllers.gc).
     kubelet: bool = False
-    kubelet_heartbeat: float = 10.0  # seconds between two refreshes of a simulated Node's conditions
+    kubelet_heartbeat: float = 10.0  # seconds between two renewals of a simulated Node's Lease
     kubelet_start_delay: float = 0.0  # seconds from "may start" to Running
     kubelet_max_grace: float = 0.0  # a deleted pod ends after min(its grace period, this) seconds
     kubelet_capacity: dict[str, str] = field(default_factory=dict)  # overrides of a bare Node's default capacity

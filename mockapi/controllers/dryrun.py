@@ -349,7 +349,7 @@ def _claim_report(allocator: Allocator, state: CycleState, item: PodClaim, node:
         if condition is not None:
             report["condition"] = {k: condition[k] for k in ("reason", "message") if k in condition}
     found: PodClaims | None = state.get(DEVICE_CLAIMS)
-    solution = (found.solutions.get(node, {}) if found is not None and node else {}).get(ClaimKey.of(item.claim))
+    solution = (found.found_on(node) if found is not None and node else {}).get(ClaimKey.of(item.claim))
     if solution is not None:
         report["devices"] = _devices(solution)
     report["explain"] = explain_claim(allocator.planner, item.claim)

@@ -1,7 +1,7 @@
 """Garbage collection by ``ownerReferences``, as kube-controller-manager's garbage collector does it.
 
 Informers over every kind that can own or be owned — the core kinds served beside ours (Namespace,
-Node, Pod, ConfigMap, Secret) and each kind a CustomResourceDefinition serves (informers start and
+Node, Pod, ConfigMap, Secret, and the kubelets' node Leases, owned by their Nodes) and each kind a CustomResourceDefinition serves (informers start and
 stop as CRDs come and go) — keep a :class:`Graph`: each object by uid with its ownerReferences, and
 for each owner uid the uids of its dependents. Events are not watched: nothing owns through them,
 and there are many.
@@ -39,7 +39,10 @@ log = logging.getLogger("mockapi.gc")
 
 BACKGROUND_POLICY, FOREGROUND_POLICY, ORPHAN_POLICY = "Background", "Foreground", "Orphan"
 CRDS = Kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-CORE_KINDS = (Kind("v1", "Namespace"), Kind("v1", "Node"), Kind("v1", "Pod"), Kind("v1", "ConfigMap"), Kind("v1", "Secret"))
+CORE_KINDS = (
+    Kind("v1", "Namespace"), Kind("v1", "Node"), Kind("v1", "Pod"), Kind("v1", "ConfigMap"), Kind("v1", "Secret"),
+    Kind("coordination.k8s.io/v1", "Lease"),
+)  # fmt: skip
 CONFLICT_RETRIES = 5
 
 

@@ -7,8 +7,11 @@ Informers over Nodes, Pods and DeviceClaims feed one worker through a :class:`Ke
   resourceVersion read): the capacity/allocatable defaults it lacks, an InternalIP (node *i* of
   ``node_cidr``) and Hostname address, ``nodeInfo``, ``daemonEndpoints`` and kube's four kubelet
   conditions (``Ready=True``, ``KubeletReady``). The same key comes back every
-  ``heartbeat_interval`` (staggered per node) to refresh the conditions' ``lastHeartbeatTime``:
-  one GET and one patch per node per interval.
+  ``heartbeat_interval`` (staggered per node) to renew the node's Lease in ``kube-node-lease``
+  (:mod:`mockapi.controllers.kubelet_lease`: one update, no read), and every
+  ``status_report_interval`` (kube's ``nodeStatusReportFrequency``, 5 minutes) the report is
+  refreshed as well (one GET and one patch: the conditions' ``lastHeartbeatTime``) — as kube's
+  kubelet does since NodeLease.
 - ``("pod", namespace, name)`` — a pod bound to a simulated node starts once each DeviceClaim it
   uses is allocated and lists it in ``status.podNames`` (else a ``FailedPrepareDynamicResources``
   Warning names the claim, once per distinct reason, and the pod is looked at again when that claim
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field
 
 from mockapi import clock as clocks, errors
 from mockapi.client import DELETED, Client, Kind
-from mockapi.controllers import kubelet_status as status_
+from mockapi.controllers import kubelet_lease as lease_, kubelet_status as status_
 from mockapi.controllers.keyqueue import KeyQueue
 from mockapi.controllers.kubelet_ips import Addresses
 from mockapi.controllers import informer
@@ -50,7 +53,8 @@ PodKey = tuple[str, str]
 @dataclass(frozen=True)
 class KubeletOptions:
     capacity: dict = field(default_factory=lambda: dict(DEFAULT_CAPACITY))  # also allocatable
-    heartbeat_interval: float = 10.0  # seconds between two refreshes of a node's conditions
+    heartbeat_interval: float = 10.0  # seconds between two renewals of a node's Lease (kube's renewInterval)
+    status_report_interval: float = 300.0  # seconds between two refreshes of a node's conditions (nodeStatusReportFrequency)
     start_delay: float = 0.0  # seconds from "may start" to Running
     max_grace: float = 0.0  # a deleted pod ends after min(its grace period, this) seconds
     node_cidr: str = "10.0.0.0/16"  # node i's InternalIP is address i+1 of it
@@ -64,6 +68,7 @@ class _Node:
     simulated: bool
     ready: bool  # reported on (by this kubelet or an earlier run): its pods may start
     address: str = ""  # its InternalIP
+    uid: str = ""  # its uid (the Lease's ownerReference)
 
 
 class Kubelet:
@@ -82,7 +87,9 @@ class Kubelet:
         self._warned: dict[PodKey, str] = {}  # pod → the last FailedPrepareDynamicResources message
         self._ready_since: dict[PodKey, float] = {}  # pod → when it could first start
         self._ending: dict[PodKey, float] = {}  # pod → when its termination began
-        self._beats: dict[str, float] = {}  # node → when its conditions were last written
+        self._beats: dict[str, float] = {}  # node → when its Lease was last renewed
+        self._reported: dict[str, float] = {}  # node → when its conditions were last written
+        self._leases: dict[str, dict] = {}  # node → the Lease last written (renewed without a read)
         self._last_event_ns = 0
         self._informers: list[asyncio.Task] = []
 
@@ -143,19 +150,19 @@ class Kubelet:
         if event_type == DELETED:
             self._nodes.pop(name, None)
             self.addresses.forget_node(name)
-            self._beats.pop(name, None)
+            self._forget_node(name)
             self.queue.add(("node-gone", name))
             return
         simulated = (node["metadata"].get("annotations") or {}).get(OPT_OUT) != "false"
         ready = not status_.needs_init(node)
-        self._nodes[name] = _Node(simulated, ready, _internal_ip(node))
+        self._nodes[name] = _Node(simulated, ready, _internal_ip(node), node["metadata"].get("uid", ""))
         self.addresses.observe_node(name, internal_ip=self._nodes[name].address, pod_cidr=(node.get("spec") or {}).get("podCIDR") or "")
         if not simulated:
             return
         if not ready:
             self.queue.add(("node", name))
-        elif name not in self._beats:  # already reported (a restart): just keep the heartbeat going
-            self.queue.add_after(("node", name), self._stagger(name))
+        elif name not in self._beats and name not in self._reported:  # reported by an earlier run (a restart): heartbeats from now on
+            self.queue.add_after(("node", name), self._stagger(name, self.options.heartbeat_interval))
         if ready and (before is None or not before.simulated or not before.ready):
             for pod in sorted(self._pods_on.get(name, ())):
                 self.queue.add(("pod", *pod))
@@ -203,30 +210,50 @@ class Kubelet:
 
     # -------------------------------------------------------------------- nodes
     async def _sync_node(self, name: str) -> None:
-        """Report (or refresh) the node's status, then come back at its next heartbeat."""
+        """Report the node's status when it lacks this kubelet's report or the report is due,
+        renew its Lease, then come back at its next renewal."""
         known = self._nodes.get(name)
         if known is None or not known.simulated:
-            self._beats.pop(name, None)
-            return
-        node = await self._get(NODES, "", name)
-        if node is None:
+            self._forget_node(name)
             return
         now = self.clock.monotonic()
+        reported = self._reported.get(name)
+        if not known.ready or reported is None or now - reported >= self.options.status_report_interval * 0.99:
+            if not await self._report(name, known, now, first=reported is None):
+                return
         last = self._beats.get(name)
-        if status_.needs_init(node) or last is None or now - last >= self.options.heartbeat_interval * 0.99:
-            status = status_.node_status(
-                node, capacity=self.options.capacity, address=known.address or self.addresses.node_ip(name),
-                kubelet_version=self.options.kubelet_version, now=self._now(),
+        if last is None or now - last >= self.options.heartbeat_interval * 0.99:
+            self._leases[name] = await lease_.renew(
+                self.client, self._leases.get(name), name, known.uid, renew_interval=self.options.heartbeat_interval, now=clocks.rfc3339_micro(self.clock.now()),
             )  # fmt: skip
-            patch = {"metadata": {"resourceVersion": node["metadata"]["resourceVersion"]}, "status": status}
-            written = await self.client.patch(NODES, "", name, patch, subresource="status")
-            last = self._beats[name] = now - (self._stagger(name) if last is None else 0.0)
-            self._on_node("MODIFIED", written)  # seen here first: its pods may start now
+            last = self._beats[name] = now - (self._stagger(name, self.options.heartbeat_interval) if last is None else 0.0)
         self.queue.add_after(("node", name), max(last + self.options.heartbeat_interval - now, 0.001))
 
-    def _stagger(self, name: str) -> float:
-        """A fixed part of the heartbeat interval per node, so 500 nodes do not beat at once."""
-        return self.options.heartbeat_interval * (zlib.crc32(name.encode()) % 1000) / 1000
+    async def _report(self, name: str, known: _Node, now: float, *, first: bool) -> bool:
+        """Write the node's status (the defaults it lacks, the conditions refreshed) with the
+        resourceVersion read. False when the Node is gone."""
+        node = await self._get(NODES, "", name)
+        if node is None:
+            return False
+        status = status_.node_status(
+            node, capacity=self.options.capacity, address=known.address or self.addresses.node_ip(name),
+            kubelet_version=self.options.kubelet_version, now=self._now(),
+        )  # fmt: skip
+        patch = {"metadata": {"resourceVersion": node["metadata"]["resourceVersion"]}, "status": status}
+        written = await self.client.patch(NODES, "", name, patch, subresource="status")
+        interval = self.options.status_report_interval
+        self._reported[name] = now - (self._stagger(name, interval) if first else 0.0)
+        self._on_node("MODIFIED", written)  # seen here first: its pods may start now
+        return True
+
+    def _forget_node(self, name: str) -> None:
+        for memo in (self._beats, self._reported, self._leases):
+            memo.pop(name, None)
+
+    @staticmethod
+    def _stagger(name: str, interval: float) -> float:
+        """A fixed part of an interval per node, so 500 nodes do not beat (or report) at once."""
+        return interval * (zlib.crc32(name.encode()) % 1000) / 1000
 
     # --------------------------------------------------------------------- pods
     async def _sync_pod(self, key: PodKey) -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 
 from mockapi import clock as clocks
+from mockapi.client import Kind
 from mockapi.controllers.kubelet import OPT_OUT, Kubelet, KubeletOptions, _grace
 from tests.controllers.conftest import CLAIMS, EVENTS, NODES, PODS, get_or_none, new_client, running, settle, until
+
+LEASES, NAMESPACES = Kind("coordination.k8s.io/v1", "Lease"), Kind("v1", "Namespace")
 
 
 def run(scenario, *, options: KubeletOptions = KubeletOptions(), clock=None):
@@ -97,19 +100,54 @@ def test_a_node_that_opts_out_is_left_alone_with_its_pods():
     run(scenario)
 
 
-def test_heartbeats_refresh_the_conditions_last_heartbeat_time_only():
+def test_heartbeats_renew_the_node_lease_and_leave_the_node_alone():
+    clock = clocks.FakeClock()
+
+    async def scenario(client, kubelet):
+        created = await client.create(NODES, node("node-a"))
+        await settle(kubelet)
+        reported = await client.get(NODES, "", "node-a")
+        lease = await client.get(LEASES, "kube-node-lease", "node-a")
+        assert lease["spec"] == {"holderIdentity": "node-a", "leaseDurationSeconds": 40, "renewTime": clocks.rfc3339_micro(clock.now())}
+        assert lease["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "Node", "name": "node-a", "uid": created["metadata"]["uid"]}]
+        clock.advance(10)
+        kubelet.queue.kick()
+        renewed = await until(lambda: client.get(LEASES, "kube-node-lease", "node-a"), lambda l: l["spec"]["renewTime"] != lease["spec"]["renewTime"])
+        assert renewed["spec"]["renewTime"] == clocks.rfc3339_micro(clock.now())
+        await settle(kubelet)
+        assert (await client.get(NODES, "", "node-a"))["metadata"]["resourceVersion"] == reported["metadata"]["resourceVersion"]
+
+    run(scenario, clock=clock, options=KubeletOptions(heartbeat_interval=10))
+
+
+def test_the_node_status_is_reported_again_every_status_report_interval_heartbeat_time_only():
     clock = clocks.FakeClock()
 
     async def scenario(client, kubelet):
         await client.create(NODES, node("node-a"))
         await settle(kubelet)
         before = condition(await client.get(NODES, "", "node-a"), "Ready")
-        clock.advance(10)
+        clock.advance(60)
         kubelet.queue.kick()
         after = await until(lambda: client.get(NODES, "", "node-a"), lambda n: condition(n, "Ready")["lastHeartbeatTime"] != before["lastHeartbeatTime"])
         ready = condition(after, "Ready")
         assert ready["lastHeartbeatTime"] == clocks.rfc3339(clock.now())
         assert ready["lastTransitionTime"] == before["lastTransitionTime"]
+
+    run(scenario, clock=clock, options=KubeletOptions(heartbeat_interval=10, status_report_interval=60))
+
+
+def test_a_missing_node_lease_namespace_is_made_and_a_deleted_lease_made_again():
+    clock = clocks.FakeClock()
+
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await settle(kubelet)
+        assert await get_or_none(client, NAMESPACES, "kube-node-lease", "") is not None
+        await client.delete(LEASES, "kube-node-lease", "node-a")
+        clock.advance(10)
+        kubelet.queue.kick()
+        await until(lambda: get_or_none(client, LEASES, "node-a", "kube-node-lease"))
 
     run(scenario, clock=clock, options=KubeletOptions(heartbeat_interval=10))
 
@@ -349,3 +387,18 @@ def test_a_restarted_kubelet_leaves_running_pods_and_reported_nodes_as_they_are(
             assert await events_of(client, "p") == before_events
 
     asyncio.run(main())
+
+
+def test_the_garbage_collector_deletes_a_node_lease_with_its_node():
+    from mockapi.controllers.gc import GarbageCollector
+
+    async def main():
+        client = new_client()
+        kubelet, gc = Kubelet(client), GarbageCollector(client)
+        async with running(kubelet, gc):
+            await client.create(NODES, node("node-a"))
+            await until(lambda: get_or_none(client, LEASES, "node-a", "kube-node-lease"))
+            await client.delete(NODES, "", "node-a")
+            await until(lambda: get_or_none(client, LEASES, "node-a", "kube-node-lease"), lambda lease: lease is None)
+
+    asyncio.run(asyncio.wait_for(main(), 10))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 
 import orjson
@@ -65,8 +66,18 @@ class PodClaims:
     pending: list[Pending] = field(default_factory=list)  # pod-owned, to allocate with the node
     allocated: list[dict] = field(default_factory=list)  # allocated already: reserve for the pod
     solutions: dict[str, dict[ClaimKey, Solution]] = field(default_factory=dict)  # node → claim → devices
+    single: dict[str, Solution] = field(default_factory=dict)  # node → devices of the one claim (the remembered path)
     network: tuple = ()  # the network pools' serials when PreFilter ran (they hold still through Filter)
     node_pools: dict | None = None  # the inventory's node → pools, for the one-claim path (Filter)
+
+    def found_on(self, node: str) -> dict[ClaimKey, Solution]:
+        """The devices Filter found for each pending claim on ``node`` (the last Filter there)."""
+        one = self.single.get(node)
+        return {self.pending[0].key: one} if one is not None else self.solutions.get(node, {})
+
+    def found_by_search(self, node: str, chosen: dict[ClaimKey, Solution]) -> None:
+        self.single.pop(node, None)
+        self.solutions[node] = chosen
 
 
 def _serials(ledger, pools) -> tuple:
@@ -254,7 +265,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
                 if hit is not None and hit[0] == local:
                     if hit[1] is None:
                         return CANNOT_ALLOCATE_STATUS
-                    found.solutions[name] = {pending.key: hit[1]}
+                    found.single[name] = hit[1]
                     return SUCCESS
             return self._filter(found, node_info)
         freed = self._freed_by_preemption(node_info)
@@ -265,6 +276,32 @@ class AllocatorDevices(DeviceClaimsPlugin):
             for key in freed:
                 stack.enter_context(self.allocator.cache.ledger.without(key))
             return self._filter(found, node_info, memo=False)
+
+    def node_filter(self, state, pod):
+        """:meth:`filter` on this cycle's own nodes, the common case made once per cycle: one
+        node-local claim, its search remembered per node with the serials of the node's pools —
+        a node whose pools nobody touched since is answered from the memo, without a search."""
+        found: PodClaims = state[self.NAME]
+        if found.node_pools is None:
+            return None
+        pending, node_pools, single = found.pending[0], found.node_pools, found.single
+        serial = self.allocator.cache.ledger.serial
+        search = functools.partial(self._filter, found)
+
+        def filter_node(node_info):
+            name = node_info.name
+            pools = node_pools.get(name, ())
+            local = (serial(pools[0].name),) if len(pools) == 1 else tuple(serial(p.name) for p in pools)
+            memo = pending.memo  # set by the cycle's first search
+            hit = memo.get(name) if memo is not None else None
+            if hit is None or hit[0] != local:
+                return search(node_info)
+            if hit[1] is None:
+                return CANNOT_ALLOCATE_STATUS
+            single[name] = hit[1]
+            return SUCCESS
+
+        return filter_node
 
     def _freed_by_preemption(self, node_info) -> list[ClaimKey]:
         """The claims used only by pods the node really has but this (trial) NodeInfo does not."""
@@ -292,7 +329,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
             solution = self._search(pending, node_info.name if pending.local else None, inventory, ledger, found.network)
             if solution is None:
                 return CANNOT_ALLOCATE_STATUS
-            found.solutions[node_info.name] = {pending.key: solution}
+            found.found_by_search(node_info.name, {pending.key: solution})
             return SUCCESS
         chosen: dict[ClaimKey, Solution] = {}
         tentative: list[ClaimKey] = []
@@ -311,7 +348,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
         finally:
             for held in tentative:
                 ledger.release(held)
-        found.solutions[node_info.name] = chosen
+        found.found_by_search(node_info.name, chosen)
         return SUCCESS
 
     def _search(self, pending: Pending, node: str | None, inventory, ledger, network: tuple | None) -> Solution | None:
@@ -349,7 +386,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
             return SUCCESS
         ledger = self.allocator.cache.ledger
         keys = []
-        for key, solution in found.solutions.get(node_name, {}).items():
+        for key, solution in found.found_on(node_name).items():
             held = reserved_key(key)
             ledger.set_claim(held, {"allocations": status_.entries(solution)})
             keys.append(held)
@@ -380,7 +417,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
         name = pod["metadata"]["name"]
         try:
             for pending in found.pending:
-                solution = found.solutions.get(node_name, {}).get(pending.key)
+                solution = found.found_on(node_name).get(pending.key)
                 if solution is None:
                     return error(f'no devices were reserved for device claim "{pending.key.name}" on node {node_name}')
                 picked = await configs.dereference(self.client, solution, pending.key.namespace)

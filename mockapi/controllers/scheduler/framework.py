@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import inspect
 import logging
 import time
@@ -286,10 +287,11 @@ class Framework:
         wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, total)
         start = self._next_start % total if total else 0
         processed = 0
+        run_filters = self._node_filters(state, pod)
         for offset in range(total):
             info = infos[(start + offset) % total]
             processed += 1
-            status = self.run_filters(state, pod, info)
+            status = run_filters(info)
             if status.code is Code.SUCCESS:
                 feasible.append(info)
                 if len(feasible) >= wanted:
@@ -329,6 +331,37 @@ class Framework:
                 return status
             filters = filters[state.pure_filters :]
         return self._run_filters(state, pod, info, filters)
+
+    def _node_filters(self, state: CycleState, pod: dict):
+        """:meth:`run_filters` for this cycle's nodes, as one callable ``info → Status``. When no
+        pod is nominated anywhere and the pure filters' verdicts are remembered (the common case)
+        it is made once per cycle: the filters planned, the remembered verdicts and each other
+        plugin's :meth:`~.plugin.Plugin.node_filter` looked up once, not per node."""
+        snapshot = self.snapshot
+        if state.filters is None or state.filters_skipped != len(state.skip_filter):
+            self._plan_filters(state, pod)
+        memo = state.filter_memo
+        if snapshot is None or snapshot.nominated or memo is None:
+            return functools.partial(self.run_filters, state, pod)
+        pure, rest = state.filters[: state.pure_filters], state.filters[state.pure_filters :]
+        checks = tuple((p.NAME, _node_filter(p, state, pod)) for p in rest)
+        success, run, own, full = status_.SUCCESS, self._run_filters, snapshot.by_name, functools.partial(self.run_filters, state, pod)
+
+        def run_filters(info: NodeInfo) -> Status:
+            if own.get(info.name) is not info or info.node is None:  # not the snapshot's own NodeInfo (snapshot.get)
+                return full(info)
+            remembered = memo.get(info.name)
+            if remembered is None or remembered[0] != info.generation:
+                remembered = memo[info.name] = (info.generation, run(state, pod, info, pure))
+            if remembered[1] is not success:
+                return remembered[1]
+            for name, check in checks:
+                status = check(info)
+                if status is not success and status.code is not Code.SUCCESS:
+                    return status.by(name)
+            return success
+
+        return run_filters
 
     @staticmethod
     def _run_filters(state: CycleState, pod: dict, info: NodeInfo, filters) -> Status:
@@ -611,6 +644,12 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
 
 async def _maybe(value):
     return await value if inspect.isawaitable(value) else value
+
+
+def _node_filter(plugin: Plugin, state: CycleState, pod: dict):
+    """The plugin's Filter for this cycle's nodes: its own :meth:`~.plugin.Plugin.node_filter`, else :meth:`~.plugin.Plugin.filter`."""
+    made = getattr(plugin, "node_filter", None)
+    return (made(state, pod) if made is not None else None) or functools.partial(plugin.filter, state, pod)
 
 
 def _spec_signature(state: CycleState, pod: dict) -> bytes:

@@ -165,6 +165,12 @@ class Snapshot:
         return True
 
     # -------------------------------------------------------------- reading
+    @property
+    def by_name(self) -> dict[str, NodeInfo]:
+        """Every NodeInfo by node name, those of deleted nodes whose pods are still counted
+        included (``node`` None): read it, never change it."""
+        return self._infos
+
     def get(self, name: str) -> NodeInfo | None:
         info = self._infos.get(name)
         return info if info is not None and info.node is not None else None

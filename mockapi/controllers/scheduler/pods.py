@@ -15,6 +15,7 @@ units, rounded up. Scoring uses the "non-zero" requests: a container that reques
 
 from __future__ import annotations
 
+import functools
 import math
 
 from mockapi import quantity as quantities
@@ -40,8 +41,11 @@ def created(pod: dict) -> str:
     return pod["metadata"].get("creationTimestamp", "")
 
 
+@functools.lru_cache(maxsize=4096)
 def amount(name: str, text) -> int:
-    """One quantity as kube's ``Resource`` holds it: ``MilliValue()`` for cpu, ``Value()`` (rounded up) otherwise."""
+    """One quantity as kube's ``Resource`` holds it: ``MilliValue()`` for cpu, ``Value()`` (rounded up)
+    otherwise. Remembered: every pod event the scheduler's informer sees counts the pod's requests
+    again, and pods of one template ask for the same few quantities."""
     value = quantities.parse(text).value
     return math.ceil(value * 1000) if name == CPU else math.ceil(value)
 
