@@ -18,6 +18,11 @@ What needs no credentials or permission:
 
 Everything else — every resource, the control API ``/mockapi/v1/*`` and ``/metrics`` — is the
 authorizer's call (RBAC: a ClusterRole with ``nonResourceURLs: ["/mockapi/*"]`` opens the control API).
+
+Cost (docs/auth.md, "What it costs"): one ASGI callable, not nested wrappers; one pass over the
+headers finds ``Authorization`` and any ``Impersonate-*``; the user comes from the authenticator's
+per-header cache; the authorizer's attributes are built only when an authorizer other than
+AlwaysAllow has to decide (not for ``system:masters``, public paths or discovery).
 """
 
 from __future__ import annotations
