@@ -95,6 +95,61 @@ def test_authenticated_users_are_in_system_authenticated_and_anonymous_ones_are_
         auth.authenticate(b"Bearer wrong", None)  # a bad token is refused even where anonymous requests are not
 
 
+def test_a_tokens_user_is_cached_per_header_until_the_token_table_changes():
+    table = authn.TokenTable()
+    table.add("t1", UserInfo("alice", groups=("dev",)))
+    auth = authn.Authenticator(table)
+    first = auth.authenticate(b"Bearer t1", None)
+    assert auth.authenticate(b"Bearer t1", None) is first  # the same object, groups and all
+    assert first == UserInfo("alice", groups=("dev", "system:authenticated"))
+    with pytest.raises(authn.Unauthorized, match="invalid bearer token"):
+        auth.authenticate(b"Bearer t2", None)  # a failure is not cached...
+    table.add("t2", UserInfo("bob"))
+    assert auth.authenticate(b"Bearer t2", None).name == "bob"  # ...and a token added later is seen at once
+    table.add("t1", UserInfo("carol"))
+    assert auth.authenticate(b"Bearer t1", None).name == "carol"  # a re-assigned token: the table changed
+    minted = table.mint("dave", groups=["system:masters"])
+    assert auth.authenticate(f"Bearer {minted}".encode(), None).groups == ("system:masters", "system:authenticated")
+
+
+def test_the_per_header_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(authn, "_HEADER_CACHE_LIMIT", 4)
+    table = authn.TokenTable()
+    tokens = [table.mint(f"u{i}") for i in range(10)]
+    auth = authn.Authenticator(table)
+    for i, token in enumerate(tokens):
+        assert auth.authenticate(f"Bearer {token}".encode(), None).name == f"u{i}"
+        assert len(auth._by_header) <= 4
+
+
+def test_the_authorizer_is_not_asked_for_system_masters_public_paths_or_discovery(tmp_path):
+    asked = []
+
+    class Recording:
+        def authorize(self, attrs: Attributes) -> Decision:
+            asked.append((attrs.user.name, attrs.verb, attrs.path))
+            return Decision(False)
+
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text('admintoken,admin,1,"system:masters"\nalicetoken,alice,2\n')
+    client = AsgiClient(app_.build(Settings(token_auth_file=tokens), authorizer=Recording()).app)
+    assert get(client, "/api/v1/namespaces/default/pods", "admintoken").status_code == 200
+    assert get(client, "/healthz", "alicetoken").status_code == 200
+    assert get(client, "/apis", "alicetoken").status_code == 200
+    assert asked == []
+    assert get(client, "/api/v1/namespaces/default/pods", "alicetoken").status_code == 403
+    assert asked == [("alice", "list", "/api/v1/namespaces/default/pods")]
+
+
+def test_only_the_first_authorization_header_counts_and_impersonation_is_found_among_the_others(client):
+    headers = [("User-Agent", "x"), ("Authorization", "Bearer alicetoken"), ("Authorization", "Bearer admintoken"), ("Impersonate-User", "bob")]
+    review = client.post("/apis/authentication.k8s.io/v1/selfsubjectreviews", content=b"{}", headers=headers)
+    assert review.status_code == 201  # alice may impersonate bob (admin would have been allowed anything)
+    assert review.json()["status"]["userInfo"] == {"username": "bob", "groups": ["system:authenticated"]}
+    headers[-1] = ("Impersonate-User", "carol")
+    assert client.post("/apis/authentication.k8s.io/v1/selfsubjectreviews", content=b"{}", headers=headers).status_code == 403
+
+
 @pytest.mark.parametrize("header, token", [(b"Bearer abc", "abc"), (b"bearer  abc ", "abc"), (b"Basic abc", ""), (b"Bearer", ""), (None, "")])
 def test_the_bearer_token_is_read_from_the_authorization_header(header, token):
     assert authn.bearer_token(header) == token

@@ -19,6 +19,11 @@ anonymous requests are allowed, as in kube (its anonymous authenticator is behin
 union); the 401's reason is logged as kube logs it (``"Unable to authenticate the request"
 err="invalid bearer token"``). Without credentials there is nothing to log.
 Every authenticated user is also in ``system:authenticated`` (kube's AuthenticatedGroupAdder).
+
+Cost: a request with a token it has seen before is one dict lookup on the raw ``Authorization``
+header, which gives the same :class:`UserInfo` (groups tuple and all) every time. The cache holds
+only successes, is bounded, and is dropped whenever the token table changes (a token file loaded, a
+token added or minted: :attr:`TokenTable.version`), so a new or re-assigned token is seen at once.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from mockapi.auth.clientcerts import CertificateError
 from mockapi.auth.user import ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS, UserInfo
 
 ANONYMOUS_USER = UserInfo(ANONYMOUS, groups=(ALL_UNAUTHENTICATED,))
+_HEADER_CACHE_LIMIT = 1024
 
 
 class Unauthorized(Exception):
@@ -47,6 +53,7 @@ class TokenTable:
 
     def __init__(self) -> None:
         self._users: dict[str, UserInfo] = {}
+        self.version = 0  # bumped by every change: the authenticator's per-header cache is dropped then
 
     def __len__(self) -> int:
         return len(self._users)
@@ -56,13 +63,14 @@ class TokenTable:
 
     def add(self, token: str, user: UserInfo) -> None:
         self._users[token] = user
+        self.version += 1
 
     def mint(self, name: str, *, groups: tuple[str, ...] | list[str] = (), uid: str = "") -> str:
         """A new random token for ``name`` (in ``groups``), valid until the server stops."""
         if not name:
             raise ValueError("a user needs a name")
         token = secrets.token_urlsafe(32)
-        self._users[token] = UserInfo(name, uid=uid, groups=tuple(groups))
+        self.add(token, UserInfo(name, uid=uid, groups=tuple(groups)))
         return token
 
     def load(self, path: Path) -> int:
@@ -90,12 +98,16 @@ class Authenticator:
         self.client_certificates = client_certificates
         self.anonymous = anonymous
         self._by_certificate: dict[bytes, UserInfo] = {}
+        self._by_header: dict[bytes, UserInfo] = {}  # raw Authorization header → its authenticated user
+        self._version = tokens.version
 
     def authenticate(self, authorization: bytes | None, peer_certificate) -> UserInfo:
         """The user of a request from its ``Authorization`` header and its TLS peer certificate
         (DER the handshake verified, or a :class:`mockapi.auth.clientcerts.Presented` to verify);
         raises :class:`Unauthorized`. kube's order: the certificate, then the token; an error from
         one does not stop the next, and all of them are the 401's reason."""
+        if authorization is not None and (peer_certificate is None or not self.client_certificates):
+            return self._token_user(authorization)
         failures: list[str] = []
         if peer_certificate is not None and self.client_certificates:
             try:
@@ -116,6 +128,28 @@ class Authenticator:
         if self.anonymous:
             return ANONYMOUS_USER
         raise Unauthorized()
+
+    def _token_user(self, authorization: bytes) -> UserInfo:
+        """A request with an ``Authorization`` header and no certificate to try: its user from the
+        cache, else as :meth:`authenticate` finds it (and cached when found)."""
+        if self._version != self.tokens.version:
+            self._by_header.clear()
+            self._version = self.tokens.version
+        user = self._by_header.get(authorization)
+        if user is None:
+            token = bearer_token(authorization)
+            if token:
+                found = self.tokens.get(token)
+                if found is None:
+                    raise Unauthorized("invalid bearer token")
+                if len(self._by_header) >= _HEADER_CACHE_LIMIT:
+                    self._by_header.clear()
+                user = self._by_header[authorization] = with_authenticated_group(found)
+            elif self.anonymous:
+                return ANONYMOUS_USER
+            else:
+                raise Unauthorized()
+        return user
 
     def _certificate_user(self, peer) -> UserInfo | None:
         der = peer if isinstance(peer, bytes) else peer.verify()

@@ -18,6 +18,11 @@ What needs no credentials or permission:
 
 Everything else — every resource, the control API ``/mockapi/v1/*`` and ``/metrics`` — is the
 authorizer's call (RBAC: a ClusterRole with ``nonResourceURLs: ["/mockapi/*"]`` opens the control API).
+
+Cost (docs/auth.md, "What it costs"): one ASGI callable, not nested wrappers; one pass over the
+headers finds ``Authorization`` and any ``Impersonate-*``; the user comes from the authenticator's
+per-header cache; the authorizer's attributes are built only when an authorizer other than
+AlwaysAllow has to decide (not for ``system:masters``, public paths or discovery).
 """
 
 from __future__ import annotations
@@ -101,6 +106,22 @@ class _PathForbidden(errors.StatusError):
         return {**body, "details": {}, "code": code}
 
 
+_ALLOWED = Decision(True)
+
+
+def _scan(headers) -> tuple[bytes | None, bool]:
+    """One pass over the raw headers: the ``Authorization`` value (the first) and whether any
+    ``Impersonate-*`` header is there (ASGI servers give the names in lower case)."""
+    authorization, impersonating = None, False
+    for name, value in headers:
+        if name == b"authorization":
+            if authorization is None:
+                authorization = value
+        elif name[:12] == b"impersonate-":
+            impersonating = True
+    return authorization, impersonating
+
+
 class Chain:
     """The ASGI filters around ``app``; each part optional (None: that filter is off)."""
 
@@ -109,6 +130,7 @@ class Chain:
         self.authenticator = authenticator
         self.authorizer = authorizer or AlwaysAllow()
         self.audit = audit
+        self._allow_all = type(self.authorizer) is AlwaysAllow  # nothing to build attributes for
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -116,9 +138,10 @@ class Chain:
             return
         info = requestinfo.parse(scope["method"], scope["path"], scope.get("query_string", b""))
         headers = scope.get("headers") or []
+        authorization, impersonating = _scan(headers)
         record = Record(self.audit, scope, info) if self.audit is not None else None
         try:
-            user = self._authenticate(scope, headers)
+            user = self._authenticate(scope, authorization)
         except Unauthorized as exc:
             if exc.args:
                 log.error('"Unable to authenticate the request" err=%s', orjson.dumps(exc.args[0]).decode())
@@ -131,7 +154,8 @@ class Chain:
             record.begin(user)
             send, receive = record.wrap(send, receive)
         try:
-            user = self._impersonate(user, headers, record)
+            if impersonating:
+                user = self._impersonate(user, headers, record)
             self._authorize(info, user, record)
         except errors.StatusError as exc:
             await responses.send_error(send, exc)
@@ -139,16 +163,17 @@ class Chain:
                 record.finish()
             return
         scope["user"] = user
+        if record is None:
+            await self.app(scope, receive, send)
+            return
         try:
             await self.app(scope, receive, send)
         finally:
-            if record is not None:
-                record.finish()
+            record.finish()
 
-    def _authenticate(self, scope, headers) -> UserInfo:
+    def _authenticate(self, scope, authorization: bytes | None) -> UserInfo:
         if self.authenticator is None:
             return UNAUTHENTICATED_ADMIN
-        authorization = next((value for name, value in headers if name == b"authorization"), None)
         peer = scope.get(PEER_CERTIFICATE)
         try:
             return self.authenticator.authenticate(authorization, peer)
@@ -158,8 +183,6 @@ class Chain:
             raise
 
     def _impersonate(self, user: UserInfo, headers, record) -> UserInfo:
-        if not impersonation.requested(headers):
-            return user
         asked, target = impersonation.parse(headers)
         for one in asked:
             attrs = one.attributes(user)
@@ -173,11 +196,17 @@ class Chain:
         return target
 
     def _authorize(self, info, user: UserInfo, record) -> None:
+        """The request's decision. Under AlwaysAllow, for ``system:masters``, on the public paths and
+        for discovery it is an allow without building the authorizer's attributes (kube's
+        privileged-group authorizer and ``system:public-info-viewer``/``system:discovery`` come
+        first; AlwaysAllow's decision has no reason either)."""
+        groups = user.groups
+        if self._allow_all or MASTERS in groups or public(info.path) or (ALL_AUTHENTICATED in groups and discovery(info)):
+            if record is not None:
+                record.decided(_ALLOWED)
+            return
         attrs = attributes(info, user)
-        if public(info.path) or (ALL_AUTHENTICATED in user.groups and discovery(info)):
-            decision = Decision(True)
-        else:
-            decision = self._decide(attrs)
+        decision = self.authorizer.authorize(attrs)
         if record is not None:
             record.decided(decision)
         if not decision.allowed:

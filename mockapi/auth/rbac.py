@@ -19,7 +19,7 @@ they answer as AlwaysAllow would. It also creates kube's bootstrap roles (:mod:`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from mockapi import errors
@@ -47,6 +47,10 @@ class Grant:
     source: str  # ClusterRoleBinding "x" of ClusterRole "y" to User "alice"
     rules: tuple[Rule, ...]
     error: str = ""  # the role it names does not exist
+    allowed: Decision = field(init=False, compare=False, repr=False)  # its allow, worded once
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allowed", Decision(True, f"RBAC: allowed by {self.source}"))
 
 
 @dataclass
@@ -76,7 +80,7 @@ class RBACAuthorizer:
                 problems.append(grant.error)
             for rule in grant.rules:
                 if rule.allows(attrs):
-                    return Decision(True, f"RBAC: allowed by {grant.source}")
+                    return grant.allowed
         return Decision(False, f"RBAC: {_aggregate(problems)}" if problems else "")
 
     def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[Rule], list[str]]:
@@ -115,16 +119,22 @@ class RBACAuthorizer:
 
     # ----------------------------------------------------------------- the index
     def _current(self) -> _Index:
-        if self._index is None or any(w.pending or w.overflowed or w.closed for w in self._watchers):
-            for i, watcher in enumerate(self._watchers):
-                if watcher.overflowed or watcher.closed:
-                    self.store.stop(watcher)
-                    self._watchers[i] = self.store.watch(RESOURCES[i], encode=_nothing)
-                else:
-                    watcher.take()
-            self._index = self._build()
-            self._grants.clear()
-            self.rebuilds += 1
+        index = self._index
+        if index is not None:
+            for watcher in self._watchers:  # a plain loop: this runs on every request
+                if watcher.pending or watcher.overflowed or watcher.closed:
+                    break
+            else:
+                return index
+        for i, watcher in enumerate(self._watchers):
+            if watcher.overflowed or watcher.closed:
+                self.store.stop(watcher)
+                self._watchers[i] = self.store.watch(RESOURCES[i], encode=_nothing)
+            else:
+                watcher.take()
+        self._index = self._build()
+        self._grants.clear()
+        self.rebuilds += 1
         return self._index
 
     def close(self) -> None:

@@ -30,11 +30,13 @@ class Rule:
 
     def allows(self, attrs: Attributes) -> bool:
         """kube's ``RuleAllows``."""
-        if not (ALL in self.verbs or attrs.verb in self.verbs):
+        verbs = self.verbs
+        if not (attrs.verb in verbs or ALL in verbs):
             return False
         if not attrs.resource_request:
             return any(url_matches(pattern, attrs.path) for pattern in self.non_resource_urls)
-        if not (ALL in self.api_groups or attrs.api_group in self.api_groups):
+        groups = self.api_groups
+        if not (attrs.api_group in groups or ALL in groups):
             return False
         resources = self.resources
         if ALL not in resources:
