@@ -65,10 +65,13 @@ GROUP = "/apis/devmgmtproto.k8s.io/v1alpha1"
 # --- the fixture -------------------------------------------------------------------------------
 
 
-def make_pod(name: str, i: int = 0, *, namespace: str | None = "default", stamp: str | None = None) -> dict:
+def make_pod(name: str, i: int = 0, *, namespace: str | None = "default", stamp: str | None = None, automount: bool = True) -> dict:
     """A realistic ~2 KB Pod (PERF.md §1): labels, annotations, an owner, one container with ports,
     env, resources and a probe, a volume, tolerations. ``stamp`` adds the watch annotation;
-    ``namespace=None`` leaves it to the request's URL."""
+    ``namespace=None`` leaves it to the request's URL. ``automount=False`` opts out of the
+    ServiceAccount admission's token volume (as many controllers' pods do): a PUT of the same body
+    then changes nothing of the spec — with the volume the server added, it would be kube's 422
+    (a pod's volumes are immutable), so the update case's pods opt out."""
     app = f"app-{i % 10}"
     annotations = {"kubectl.kubernetes.io/default-container": "api", "prometheus.io/scrape": "true", "prometheus.io/port": "9090"}
     if stamp is not None:
@@ -113,6 +116,8 @@ def make_pod(name: str, i: int = 0, *, namespace: str | None = "default", stamp:
                             for k in ("not-ready", "unreachable")],
         },
     }
+    if not automount:
+        pod["spec"]["automountServiceAccountToken"] = False
     if namespace is not None:
         pod["metadata"]["namespace"] = namespace
     return pod
@@ -471,10 +476,11 @@ def delete_namespace(port: int, name: str, *, timeout: float = 60.0) -> float:
     return time.monotonic() - started
 
 
-def create_pods(port: int, namespace: str, count: int, warnings: list) -> None:
+def create_pods(port: int, namespace: str, count: int, warnings: list, *, automount: bool = True) -> None:
     """POST pods p-0000… on 16 connections at once (set-up time only)."""
     call(port, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", orjson.dumps(service_account("api")))  # make_pod's; 409 if there
-    create_many(port, f"/api/v1/namespaces/{namespace}/pods", [make_pod(f"p-{i:04d}", i, namespace=namespace) for i in range(count)], warnings)
+    create_many(port, f"/api/v1/namespaces/{namespace}/pods",
+                [make_pod(f"p-{i:04d}", i, namespace=namespace, automount=automount) for i in range(count)], warnings)
 
 
 def create_many(port: int, path: str, objects: list[dict], warnings: list) -> None:
@@ -556,7 +562,7 @@ def prepare_http(mock: Server, tmp: Path, notes: list) -> dict:
     warnings: list = []
     create_pods(mock.port, "default", OBJECTS, warnings)
     create_namespace(mock.port, "bench-patch")
-    create_pods(mock.port, "bench-patch", OBJECTS, warnings)
+    create_pods(mock.port, "bench-patch", OBJECTS, warnings, automount=False)
     one = expect(mock.port, "GET", "/api/v1/namespaces/default/pods/p-0000")
     listing = expect(mock.port, "GET", "/api/v1/namespaces/default/pods")
     count = len(orjson.loads(listing)["items"])
@@ -566,7 +572,7 @@ def prepare_http(mock: Server, tmp: Path, notes: list) -> dict:
     (tmp / "list.json").write_bytes(listing)
     (tmp / "create.json").write_bytes(orjson.dumps(make_pod("__NAME__", 7, namespace=None)))
     (tmp / "pool.json").write_bytes(orjson.dumps(make_pool("__NAME__", 7)))
-    update = make_pod("__NAME__", 7, namespace="bench-patch")
+    update = make_pod("__NAME__", 7, namespace="bench-patch", automount=False)
     update["metadata"]["labels"]["bench-flip"] = "__FLIP__"
     (tmp / "update.json").write_bytes(orjson.dumps(update))
     create_namespace(mock.port, "bench-status")
