@@ -27,10 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # official client (``mockapi allocator``/``explain`` against a remote server), test-only packages;
 # starlette (the control routes, built with the cold endpoints), prometheus_client (the first
 # scrape of /metrics: the counters count without it), the Table printers (the first Table asked
-# for), protobuf decoding (the first protobuf body), the reset's rules (the first reset or snapshot).
+# for), protobuf decoding (the first protobuf body), the reset's rules (the first reset or snapshot),
+# the in-process client (the controllers' tasks), the HPA's conversion (its first use).
 NOT_AT_START_UP = (
     "fastapi", "pydantic", "mockapi.models.devmgmt_v1alpha1", "mockapi.http.endpoints", "kubernetes", "urllib3", "hypothesis", "pytest", "httpx",
     "starlette", "prometheus_client", "mockapi.http.control_routes", "mockapi.registry.printers", "mockapi.protobuf", "mockapi.registry.reset",
+    "mockapi.client", "mockapi.registry.autoscaling",
 )  # fmt: skip
 
 

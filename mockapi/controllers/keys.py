@@ -9,15 +9,17 @@ explain reports); the control API takes ``RESOURCE/NAMESPACE/NAME`` (the plural,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
-from mockapi.client import Kind
+if TYPE_CHECKING:
+    from mockapi.client import Kind
 
 API_VERSION = "devmgmtproto.k8s.io/v1alpha1"
 CLAIM = "DeviceClaim"
 PRIVILEGED_CLAIM = "DevicePrivilegedClaim"
 RESOURCES = {CLAIM: "deviceclaims", PRIVILEGED_CLAIM: "deviceprivilegedclaims"}
 KINDS_BY_RESOURCE = {resource: kind for kind, resource in RESOURCES.items()}
-_API_KINDS = {kind: Kind(API_VERSION, kind) for kind in RESOURCES}
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -44,8 +46,8 @@ class ClaimKey:
         return cls(parts[1], parts[2], KINDS_BY_RESOURCE[parts[0]])
 
     @property
-    def api_kind(self) -> Kind:
-        return _API_KINDS[self.kind]
+    def api_kind(self) -> "Kind":
+        return _api_kind(self.kind)
 
     @property
     def resource(self) -> str:
@@ -61,3 +63,12 @@ class ClaimKey:
 
     def to_dict(self) -> dict:
         return {"resource": self.resource, "namespace": self.namespace, "name": self.name}
+
+
+@cache
+def _api_kind(kind: str) -> "Kind":
+    """The client's Kind of a claim kind (the client imported on first use: the control API imports
+    this module at start-up, the in-process client only the controllers need)."""
+    from mockapi.client import Kind
+
+    return Kind(API_VERSION, kind)

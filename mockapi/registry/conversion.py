@@ -22,14 +22,21 @@ from typing import Callable
 import orjson
 
 from mockapi.gvk import ResourceType
-from mockapi.registry import autoscaling
 from mockapi.store import Stored
 from mockapi.watchwire import event_line
 
 
 Converter = Callable[[dict, str], dict]
+
+
+def _hpa(obj: dict, api_version: str) -> dict:
+    from mockapi.registry import autoscaling  # the kind's module, imported on its first use as its strategy is
+
+    return autoscaling.convert(obj, api_version)
+
+
 CONVERTERS: dict[tuple[str, str], Converter] = {
-    (autoscaling.GROUP, "HorizontalPodAutoscaler"): autoscaling.convert,
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
 }
 
 
