@@ -59,10 +59,7 @@ def pool(i: int, devices: int) -> dict:
 
 def pod(i: int, *, claims: bool) -> dict:
     container = {"name": "c", "image": "registry.k8s.io/pause:3.9", "resources": {"requests": {"cpu": "10m", "memory": "10Mi"}}}
-    # No token volume: scheduler_perf's apiserver runs without the ServiceAccount admission plugin (kube's
-    # integration framework disables it: no ServiceAccount controller runs there), so its pods carry none.
-    spec = {"containers": [container], "automountServiceAccountToken": False}
-    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i:05d}", "namespace": "default"}, "spec": spec}
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i:05d}", "namespace": "default"}, "spec": {"containers": [container]}}
     if claims:
         container["devices"] = [{"name": "gpu"}]
         body["spec"]["deviceClaims"] = [{"name": "gpu", "claimTemplateName": "one-gpu"}]

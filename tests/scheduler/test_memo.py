@@ -74,3 +74,24 @@ def test_an_event_only_other_plugins_registered_moves_only_the_pods_no_plugin_re
     assert queue.on_event(events.ClusterEvent(events.DEVICE_POOL, events.ADD)) == 1
     assert sorted(queue.tiers()["unschedulable"]) == ["default/both", "default/fit", "default/name"]
     assert queue.on_event(events.UNSCHEDULABLE_TIMEOUT) == 3
+
+
+def test_pods_differing_only_in_volumes_share_the_remembered_verdicts():
+    """The ServiceAccount admission gives every pod its own ``kube-api-access-<random>`` volume and
+    mounts: the memo's key leaves them out, so pods of one template still share verdicts."""
+    from types import SimpleNamespace
+
+    from mockapi.controllers.scheduler.framework import _spec_signature
+
+    def pod(volume: str) -> dict:
+        mount = [{"name": volume, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True}]
+        return {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}, "volumeMounts": mount}],
+                         "volumes": [{"name": volume, "projected": {"sources": []}}]}}
+
+    def signature(p: dict) -> bytes:
+        return _spec_signature(SimpleNamespace(spec_signature=None), p)
+
+    assert signature(pod("kube-api-access-abcde")) == signature(pod("kube-api-access-fghij"))
+    other = pod("kube-api-access-abcde")
+    other["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+    assert signature(other) != signature(pod("kube-api-access-abcde"))

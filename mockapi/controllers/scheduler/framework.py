@@ -653,10 +653,26 @@ def _node_filter(plugin: Plugin, state: CycleState, pod: dict):
 
 
 def _spec_signature(state: CycleState, pod: dict) -> bytes:
-    """The pod's spec, canonical (once per cycle): what pure plugins read of the pod."""
+    """The pod's spec, canonical (once per cycle): what pure plugins read of the pod — all of it
+    but its volumes and the containers' volume mounts, which no pure plugin reads and which differ
+    from pod to pod of one template (the ServiceAccount admission's ``kube-api-access-<random>``
+    volume): with them, pods of one template never shared a verdict."""
     if state.spec_signature is None:
-        state.spec_signature = orjson.dumps(pod.get("spec") or {}, option=orjson.OPT_SORT_KEYS)
+        state.spec_signature = orjson.dumps(_without_volumes(pod.get("spec") or {}), option=orjson.OPT_SORT_KEYS)
     return state.spec_signature
+
+
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def _without_volumes(spec: dict) -> dict:
+    if "volumes" not in spec:
+        return spec
+    spec = {key: value for key, value in spec.items() if key != "volumes"}
+    for key in _CONTAINER_LISTS:
+        if type(spec.get(key)) is list:
+            spec[key] = [{k: v for k, v in c.items() if k != "volumeMounts"} if type(c) is dict else c for c in spec[key]]
+    return spec
 
 
 def _memo(memos: dict, key: tuple) -> dict:

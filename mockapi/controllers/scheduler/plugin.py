@@ -73,8 +73,9 @@ class PostFilterResult:
 class Plugin:
     NAME = ""
     EVENTS: tuple = ()
-    # Filter's verdict depends on nothing but the pod's spec, the NodeInfo (the Node and the pods
-    # counted on it) and the plugin's args: the framework may remember it per node generation.
+    # Filter's verdict depends on nothing but the pod's spec (its volumes and volume mounts aside:
+    # the memo's key leaves them out), the NodeInfo (the Node and the pods counted on it) and the
+    # plugin's args: the framework may remember it per node generation.
     PURE_FILTER = False
     PURE_SCORE = False  # likewise for Score (before NormalizeScore), PreScore's state included
 
