@@ -83,6 +83,12 @@ def _discovery(discovery: discovery_.Discovery, groups: dict[str, list[str]]) ->
     return documents
 
 
+def _last_json_line(script: str):
+    """What a fresh interpreter running ``script`` printed last, as JSON (what start-up left loaded)."""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_building_a_server_reads_only_the_schemas_of_the_kinds_it_seeds():
     script = (
         "import json\nfrom mockapi import app\nfrom mockapi.settings import Settings\n"
@@ -90,8 +96,7 @@ def test_building_a_server_reads_only_the_schemas_of_the_kinds_it_seeds():
         "read = sorted({rt.kind for rt in server.types.all() if rt.builtin and not callable(rt.__dict__['_schema'])})\n"
         "print(json.dumps({'read': read, 'yaml': __import__('sys').modules.get('yaml') is not None}))"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
-    read = set(json.loads(done.stdout.strip().splitlines()[-1])["read"])
+    read = set(_last_json_line(script)["read"])
     assert read <= SEEDED, f"start-up read the schemas of {sorted(read - SEEDED)}"
 
 
@@ -101,8 +106,7 @@ def test_building_a_server_imports_no_controller_until_its_task_starts():
         "server = app.build(Settings(allocator=True, scheduler=True, kubelet=True, garbage_collector=True))\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('mockapi.controllers'))))"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
-    loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    loaded = set(_last_json_line(script))
     assert not {m for m in loaded if m.startswith(("mockapi.controllers.allocator", "mockapi.controllers.scheduler", "mockapi.controllers.pods", "mockapi.controllers.kubelet", "mockapi.controllers.gc"))}
 
 
@@ -126,8 +130,7 @@ def test_building_a_server_imports_only_the_strategies_of_the_kinds_it_seeds():
         "server = app.build(Settings(allocator=True))\n"
         "print(json.dumps(sorted(sys.modules)))"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
-    loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    loaded = set(_last_json_line(script))
     unused = {"mockapi.registry.devices", "mockapi.registry.batch", "mockapi.registry.networking", "mockapi.registry.corekinds", "mockapi.cel"}
     assert not loaded & unused
 
