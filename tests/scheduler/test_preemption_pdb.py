@@ -168,3 +168,18 @@ def test_the_scheduler_watches_pdbs_and_preemption_spares_the_protected_pod():
     deleted, watched = asyncio.run(main())
     assert watched == [("default", "db")]
     assert deleted == [("delete", "Pod", "default", "a-web")]
+
+
+def test_the_schedulers_role_may_list_and_watch_pdbs_as_kube_schedulers_does():
+    from pathlib import Path
+
+    from mockapi import app, loader
+    from mockapi.auth.authz import Attributes
+    from mockapi.auth.rbac import RBACAuthorizer
+    from mockapi.auth.user import UserInfo
+
+    registry = app.build().registry
+    loader.load_paths(registry, [Path(__file__).resolve().parents[2] / "schemas" / "rbac"])
+    who = UserInfo("system:serviceaccount:devmgmtproto-system:scheduler", groups=("system:serviceaccounts", "system:authenticated"))
+    may = [RBACAuthorizer(registry).authorize(Attributes(who, verb, api_group="policy", resource="poddisruptionbudgets", namespace="")).allowed for verb in ("list", "watch", "update")]
+    assert may == [True, True, False]
