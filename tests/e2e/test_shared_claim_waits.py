@@ -19,7 +19,7 @@ pytestmark = pytest.mark.e2e
 WAITING = 'device claim "shared" is not allocated yet'
 
 
-def wait_for(what, timeout: float = 5.0, interval: float = 0.02):
+def wait_for(what, timeout: float = 10.0, interval: float = 0.02):
     deadline = time.monotonic() + timeout
     while True:
         found = what()
@@ -71,7 +71,7 @@ def test_a_pod_waits_for_the_allocator_to_allocate_its_shared_claim(apis):
     allocated = wait_for(lambda: (custom.get_namespaced_custom_object(GROUP, VERSION, "default", "deviceclaims", "shared").get("status") or {}).get("allocations"))
     assert allocated
     bound = wait_for(lambda: core.read_namespaced_pod("user", "default").spec.node_name)
-    assert bound == "n2" and time.monotonic() - started < 4.0
+    assert bound == "n2" and time.monotonic() - started < 8.0  # the pod's 1 s backoff, on a busy machine; the flush is 60 s
     claim = custom.get_namespaced_custom_object(GROUP, VERSION, "default", "deviceclaims", "shared")
     assert claim["status"]["nodeName"] == "n2" and claim["status"]["allocations"] == allocated  # the allocator's, as it wrote it
     assert wait_for(lambda: custom.get_namespaced_custom_object(GROUP, VERSION, "default", "deviceclaims", "shared")["status"].get("podNames") == ["user"])

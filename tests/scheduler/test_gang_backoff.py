@@ -120,7 +120,7 @@ def test_a_backed_off_group_comes_back_together_when_its_backoff_ends():
         fake.put(NODES, node("a", cpu="4"))  # room for all now; the backoff still holds them
         await asyncio.sleep(0.05)
         assert fake.bindings == []
-        await until(lambda: len(fake.bindings) == 3, timeout=5)  # the backoff (0.2 s) ends: all bind
+        await until(lambda: len(fake.bindings) == 3, timeout=8)  # the backoff (0.2 s) ends: all bind (after their own backoffs)
         return {condition(fake, n)["message"] for n in ("g0", "g1", "g2") if condition(fake, n)["status"] == "False"}, fake.events
 
     messages, events = run(scenario, config=gang_config(permitWaitingTimeSeconds=5, podGroupBackoffSeconds=0.2))
