@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import orjson
 
+from mockapi.fieldmanager import managed as managed_entries
+
 _KEY = b'"managedFields":'
 _PREFIX = 64  # bytes of the value that pick a bucket of candidates
 _PER_PREFIX = 16
@@ -70,6 +72,7 @@ class ManagedFieldsLoads:
             self._count = 0
         bucket = self._by_prefix.setdefault(encoded[:_PREFIX], [])
         bucket.insert(0, (encoded, managed))
+        managed_entries.share(managed)
         self._count += 1
         if len(bucket) > _PER_PREFIX:
             bucket.pop()
