@@ -30,7 +30,7 @@ from typing import Any
 from mockapi import decoding, errors
 from mockapi.fieldmanager import managed as entries
 from mockapi.fieldmanager.conflict import Conflict, conflict_error
-from mockapi.fieldmanager.fieldset import difference, has, intersection, paths, union
+from mockapi.fieldmanager.fieldset import covers, difference, has, intersection, paths, union
 from mockapi.fieldmanager.managed import (
     APPLY,
     UPDATE,
@@ -283,7 +283,7 @@ def _within_own_fields(managers: Managers, key: Key, changed: dict) -> bool:
     """Whether ``changed`` lies within the fields of ``key``'s entry and outside every other
     (non-empty) entry's: then disowning it and giving it back to ``key`` changes no entry's fields."""
     mine = managers.get(key)
-    if mine is None or union(mine.fields, changed) is not mine.fields:
+    if mine is None or not covers(mine.fields, changed):
         return False
     return all(entry is mine or (entry.fields and difference(entry.fields, changed) is entry.fields) for entry in managers.values())
 
