@@ -366,3 +366,17 @@ def test_an_entry_restamped_in_its_own_second_is_written_back_as_stored():
     assert entry.with_time("2024-01-01T00:00:00Z") is entry
     assert entry.with_time("2024-01-01T00:00:00Z").encode() is entries[0]
     assert entry.with_time("2024-01-01T00:00:01Z").encode() == dict(entries[0], time="2024-01-01T00:00:01Z")
+
+
+@SETTINGS
+@given(objects, st.sampled_from(["", "status"]))
+def test_a_creates_entry_is_the_full_comparison_against_an_empty_object(obj, subresource):
+    ignore = ("spec",) if subresource else ("status",)
+    try:
+        added = reference_compare_objects(root_type(SCHEMA), {}, obj, ignore)[0]
+    except TypedError:
+        return
+    got = fieldmanager.update(SCHEMA, None, obj, manager="alice", now="2024-01-01T00:00:00Z", api_version=GV, subresource=subresource, ignore=ignore)
+    entry = {"apiVersion": GV, "fieldsType": "FieldsV1", "fieldsV1": added, "manager": "alice", "operation": "Update",
+             **({"subresource": subresource} if subresource else {}), "time": "2024-01-01T00:00:00Z"}
+    assert orjson.dumps(got) == orjson.dumps([entry] if added else [])

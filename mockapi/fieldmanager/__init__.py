@@ -87,6 +87,8 @@ def update(
             added, modified, removed = compare_objects(root_type(schema), old, new, ignore)
     except TypedError:
         return list(_managed_fields(old) or ())  # UpdateNoErrors keeps what was there
+    if not managers:  # a create that sends no managedFields: the writer's entry is all there is
+        return [Entry(manager, UPDATE, api_version, subresource, now, added).encode()] if added else []
     if not (added or modified or removed):
         return list(stored) if stored is not None else entries.encode(_disown(managers, {}, keep=None))
     changed = union(modified, added)
