@@ -106,7 +106,8 @@ metas = st.fixed_dictionaries(
         "uid": st.just("u-1"),
         "generation": st.sampled_from([1, 2]),
         "finalizers": st.lists(names, max_size=2),
-        "ownerReferences": st.lists(st.fixed_dictionaries({"uid": names, "name": names}), max_size=2),
+        "ownerReferences": maybe(st.lists(st.fixed_dictionaries({"uid": names, "name": names}), max_size=2)),
+        "extra": json_values,  # not ObjectMeta's: deduced
     },
 )
 objects = st.builds(lambda meta, spec, status: {"apiVersion": GV, "kind": "Widget", "metadata": meta, "spec": spec, "status": status},

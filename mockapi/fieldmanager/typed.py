@@ -217,6 +217,49 @@ def _same_recorded_meta(a: dict, b: dict) -> bool:
     return True
 
 
+def _compare_metadata(lv: dict, rv: dict, added: dict, modified: dict, removed: dict) -> None:
+    """``compare(OBJECT_META, _recorded_meta(lv), _recorded_meta(rv))`` recorded under
+    ``f:metadata``, without the copies: the map walk of :func:`_compare_maps`, skipping the
+    stripped fields. Both are dicts and differ in some recorded field."""
+    out_a: dict = {}
+    out_m: dict = {}
+    out_r: dict = {}
+    fields, elem = OBJECT_META.fields, OBJECT_META.elem
+    pe = ""
+    try:
+        for key, value in lv.items():
+            if key in STRIPPED_META:
+                continue
+            other = rv.get(key, ABSENT)
+            if other is ABSENT or not (value is other or (value == other if value.__class__ is other.__class__ else equal(value, other))):
+                pe = "f:" + key
+                a, m, r = compare(fields.get(key) or elem, value, other)
+                if a is not None:
+                    out_a[pe] = a
+                if m is not None:
+                    out_m[pe] = m
+                if r is not None:
+                    out_r[pe] = r
+        for key, other in rv.items():
+            if key not in lv and key not in STRIPPED_META:
+                pe = "f:" + key
+                a, m, r = compare(fields.get(key) or elem, ABSENT, other)
+                if a is not None:
+                    out_a[pe] = a
+                if m is not None:
+                    out_m[pe] = m
+                if r is not None:
+                    out_r[pe] = r
+    except TypedError as exc:
+        raise exc.within(_prefix(pe)).within(_prefix("f:metadata")) from None
+    if out_a:
+        added["f:metadata"] = sorted_node(out_a)
+    if out_m:
+        modified["f:metadata"] = sorted_node(out_m)
+    if out_r:
+        removed["f:metadata"] = sorted_node(out_r)
+
+
 # -- comparison -------------------------------------------------------------------------------
 
 
@@ -363,7 +406,9 @@ def compare_objects(root: TypeNode, old: dict, new: dict, ignore: Iterable[str] 
             continue
         lv, rv = old.get(key, ABSENT), new.get(key, ABSENT)
         if key == "metadata":
-            if lv.__class__ is dict and rv.__class__ is dict and _same_recorded_meta(lv, rv):
+            if lv.__class__ is dict and rv.__class__ is dict:
+                if not _same_recorded_meta(lv, rv):
+                    _compare_metadata(lv, rv, added, modified, removed)
                 continue
             lv, rv = _recorded_meta(lv) if lv is not ABSENT else {}, _recorded_meta(rv) if rv is not ABSENT else {}
             child_type = OBJECT_META
