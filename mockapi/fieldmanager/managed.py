@@ -5,7 +5,8 @@ the cap on Update entries (apimachinery ``util/managedfields/internal``: ``manag
 A manager is identified by its name, operation, subresource and, for Update entries only, the
 apiVersion it wrote with: an applier keeps one entry across versions, an updater has one per
 version. Entries decoded from a stored object are trusted to be in kube's canonical form and are
-written back untouched when nothing about them changed.
+written back untouched when nothing about them changed. A stored list that many loads share
+(:func:`share`, registry/loads.py) is decoded once.
 """
 
 from __future__ import annotations
