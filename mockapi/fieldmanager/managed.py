@@ -118,7 +118,7 @@ def _decode(entries: Any, *, trusted: bool) -> Managers:
 
 
 _SHARED: dict[int, tuple[list, Managers | None]] = {}  # id -> (a shared stored list, its decoding)
-_SHARED_LIMIT = 256
+_SHARED_LIMIT = 64  # as many as registry/loads.py keeps: the lists it evicted are not held on here for long
 
 
 def share(entries: list) -> None:
