@@ -346,6 +346,7 @@ class Framework:
         pure, rest = state.filters[: state.pure_filters], state.filters[state.pure_filters :]
         checks = tuple((p.NAME, _node_filter(p, state, pod)) for p in rest)
         success, run, own, full = status_.SUCCESS, self._run_filters, snapshot.by_name, functools.partial(self.run_filters, state, pod)
+        stamped: dict[int, tuple[Status, Status]] = {}  # id(a check's status) → (it, it said by that plugin): one Status per verdict, not per node
 
         def run_filters(info: NodeInfo) -> Status:
             if own.get(info.name) is not info or info.node is None:  # not the snapshot's own NodeInfo (snapshot.get)
@@ -358,7 +359,10 @@ class Framework:
             for name, check in checks:
                 status = check(info)
                 if status is not success and status.code is not Code.SUCCESS:
-                    return status.by(name)
+                    said = stamped.get(id(status))
+                    if said is None or said[0] is not status or said[1].plugin != name:
+                        said = stamped[id(status)] = (status, status.by(name))
+                    return said[1]
             return success
 
         return run_filters
