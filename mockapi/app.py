@@ -100,6 +100,9 @@ class Server:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
+        from mockapi.client import event_sink
+
+        event_sink(self.registry).flush()  # the controllers' Events not written yet (LocalClient defer_events)
 
 
 _SERVED = Path(__file__).parent / "models" / "served.json"  # generated from the models (crdgen.served_document)

@@ -102,3 +102,13 @@ def test_without_defer_events_create_event_writes_before_it_returns():
         return await names(client)
 
     assert asyncio.run(main()) == ["now"]
+
+
+def test_stopping_the_servers_controllers_writes_the_waiting_events():
+    async def main():
+        server = app_.build(Settings())
+        await LocalClient(server.registry, defer_events=True).create_event(event("waiting"))
+        await server.stop_background()
+        return len(event_sink(server.registry)), await names(LocalClient(server.registry))
+
+    assert asyncio.run(main()) == (0, ["waiting"])
