@@ -12,9 +12,10 @@ Two runs per shape:
 - **paced**: pods created at ``--rate`` per second; creation → bound latency p50/p99.
 
 and the same with plain pods (no device claims), for comparison. Each run also gives the process's
-CPU time per pod (from the first creation until every pod is Running and every Event written), which a busy machine moves
-less than it moves wall time; ``--code DIR`` runs another checkout's ``mockapi`` package (run the
-bench for two checkouts in turn to compare code). Anchors (issue 10): real DRA's CI
+CPU time per pod (from the first creation until every pod is Running and every Event the
+controllers recorded is written), which a busy machine moves less than it moves wall time;
+``--code DIR`` runs another checkout's ``mockapi`` package (run the bench for two checkouts in
+turn to compare code); ``--profile FILE`` writes a cProfile of the burst's measured part. Anchors (issue 10): real DRA's CI
 thresholds on this shape are 40–70 pods/s (typically 51–81), ~250 pods/s on 6 cores; the goal here
 is ≥ 300 pods/s bound and p99 < 100 ms at 200 pods/s, on 2 cores.
 
