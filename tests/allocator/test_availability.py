@@ -39,31 +39,3 @@ def test_the_writer_writes_only_pools_whose_stored_count_differs():
     cache.apply_claim(MODIFIED, {**claim("c", detail()), "status": {"allocations": [{"devicePoolName": "current", "deviceName": "dev-00"}]}})
     assert asyncio.run(writer.write_changed()) == 1 and client.patches[-1] == ("current", {"status": {"availableDevices": 2}}, "status")
 
-
-def test_a_pass_that_wrote_a_burst_of_pools_makes_the_next_wait_the_busy_period(monkeypatch):
-    from mockapi.controllers.allocator import availability
-
-    monkeypatch.setattr(availability, "PERIOD", 0.001)
-    now = [0.0]
-    cache, client = Cache(), Recorder()
-    for i in range(availability.BURST):
-        cache.apply_pool(ADDED, pool(f"p-{i:02d}", 1))
-    writer = PoolStatusWriter(cache, client, monotonic=lambda: now[0])
-
-    async def main():
-        task = asyncio.create_task(writer.run())
-        try:
-            while len(client.patches) < availability.BURST:
-                await asyncio.sleep(0.001)
-            cache.apply_pool(ADDED, pool("late", 1))
-            await asyncio.sleep(0.02)  # many periods, no time on the writer's clock: held back
-            held = len(client.patches)
-            now[0] += availability.BUSY_PERIOD
-            while len(client.patches) == held:
-                await asyncio.sleep(0.001)
-            return held, client.patches[-1][0]
-        finally:
-            task.cancel()
-
-    held, last = asyncio.run(main())
-    assert held == availability.BURST and last == "late"

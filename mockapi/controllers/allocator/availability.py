@@ -11,10 +11,7 @@ the status it last saw (a merge patch of ``/status``): its own writes come back 
 that change nothing, and a status someone else wrote is put right. Claims come first: while the
 allocator has claims to work on, the counts are written every :data:`BUSY_PERIOD` seconds only
 (each pool once, however many claims changed it) — writing them as they change would halve the
-allocation rate of a burst. So do the scheduler's: a pass that wrote :data:`BURST` pools or more
-(devices taken on many nodes within one period — a burst of pods with claims) makes the next wait
-:data:`BUSY_PERIOD` too, so a pool filling up device by device is written every 2 s rather than
-at each pod.
+allocation rate of a burst.
 """
 
 from __future__ import annotations
@@ -33,7 +30,6 @@ log = logging.getLogger("mockapi.allocator")
 PERIOD = 0.2  # seconds between passes over the pools that changed
 BUSY_PERIOD = 2.0  # ... while claims are waiting for the allocator
 BATCH = 200  # writes between yields to the event loop
-BURST = 20  # pools written in one pass that mark a burst (the next pass waits BUSY_PERIOD)
 
 
 def available_devices(pool: Pool, ledger: Ledger) -> int:
@@ -51,12 +47,12 @@ class PoolStatusWriter:
 
     async def run(self) -> None:
         self.cache.touched.update(self.cache.pools)  # the first pass: every pool
-        last, burst = self.monotonic(), False
+        last = self.monotonic()
         while True:
             await asyncio.sleep(PERIOD)
-            if (burst or self.busy()) and self.monotonic() - last < BUSY_PERIOD:
+            if self.busy() and self.monotonic() - last < BUSY_PERIOD:
                 continue
-            burst = await self.write_changed() >= BURST
+            await self.write_changed()
             last = self.monotonic()
 
     async def write_changed(self) -> int:
