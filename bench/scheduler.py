@@ -12,9 +12,10 @@ Two runs per shape:
 - **paced**: pods created at ``--rate`` per second; creation → bound latency p50/p99.
 
 and the same with plain pods (no device claims), for comparison. Each run also gives the process's
-CPU time per pod (from the first creation until every pod is Running), which a busy machine moves
-less than it moves wall time; ``--code DIR`` runs another checkout's ``mockapi`` package (run the
-bench for two checkouts in turn to compare code). Anchors (issue 10): real DRA's CI
+CPU time per pod (from the first creation until every pod is Running and every Event the
+controllers recorded is written), which a busy machine moves less than it moves wall time;
+``--code DIR`` runs another checkout's ``mockapi`` package (run the bench for two checkouts in
+turn to compare code); ``--profile FILE`` writes a cProfile of the burst's measured part. Anchors (issue 10): real DRA's CI
 thresholds on this shape are 40–70 pods/s (typically 51–81), ~250 pods/s on 6 cores; the goal here
 is ≥ 300 pods/s bound and p99 < 100 ms at 200 pods/s, on 2 cores.
 
@@ -38,6 +39,7 @@ _CODE = sys.argv[sys.argv.index("--code") + 1] if "--code" in sys.argv[:-1] else
 sys.path.insert(0, _CODE)
 
 from mockapi import app as app_, cli  # noqa: E402
+from mockapi import client as client_  # noqa: E402
 from mockapi.client import SYNCED, Kind, LocalClient  # noqa: E402
 from mockapi.settings import Settings  # noqa: E402
 
@@ -66,7 +68,7 @@ def pod(i: int, *, claims: bool) -> dict:
     return body
 
 
-async def run(nodes: int, devices: int, pods: int, *, claims: bool, rate: float | None, rbac: bool = False) -> dict:
+async def run(nodes: int, devices: int, pods: int, *, claims: bool, rate: float | None, rbac: bool = False, profile: str | None = None) -> dict:
     settings = Settings(allocator=True, scheduler=True, kubelet=True, garbage_collector=False, log_level="warning", authorization_mode="RBAC" if rbac else "AlwaysAllow")
     server = app_.build(settings)
     client = LocalClient(server.registry)
@@ -100,6 +102,12 @@ async def run(nodes: int, devices: int, pods: int, *, claims: bool, rate: float 
 
     watching = asyncio.create_task(observe())
     await asyncio.sleep(0)
+    profiler = None
+    if profile:  # the measured part only (not the set-up of nodes and pools)
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     start, cpu_start = time.perf_counter(), time.process_time()
     for i in range(pods):
         body = pod(i, claims=claims)
@@ -115,7 +123,13 @@ async def run(nodes: int, devices: int, pods: int, *, claims: bool, rate: float 
         await asyncio.wait_for(done.wait(), timeout=max(60.0, pods / 20))
     except asyncio.TimeoutError:
         pass
+    sink = getattr(client_, "event_sink", None)  # Events written when the loop is idle: their CPU counts too
+    while sink is not None and len(sink(server.registry)):
+        await asyncio.sleep(0.01)
     cpu = time.process_time() - cpu_start
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(profile)
     watching.cancel()
     await server.stop_background()
     gc.unfreeze()
@@ -142,13 +156,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="burst runs only")
     parser.add_argument("--only", choices=("claims", "plain"), help="one kind of pod only")
     parser.add_argument("--code", metavar="DIR", help="run the mockapi package of another checkout (default: this one's)")
+    parser.add_argument("--profile", metavar="FILE", help="cProfile the burst's measured part into FILE (pstats; slows the run)")
     parser.add_argument("--rbac", action="store_true", help="--authorization-mode=RBAC: every controller call authorized (docs/rbac.md)")
     args = parser.parse_args()
     print(f"{args.nodes} nodes × {args.devices} devices, {args.pods} pods{', RBAC' if args.rbac else ''} ({Path(app_.__file__).parents[1]})", flush=True)
     rows = []
     for claims in {"claims": (True,), "plain": (False,)}.get(args.only, (True, False)):
         label = "claim template" if claims else "plain pods"
-        burst = asyncio.run(run(args.nodes, args.devices, args.pods, claims=claims, rate=None, rbac=args.rbac))
+        burst = asyncio.run(run(args.nodes, args.devices, args.pods, claims=claims, rate=None, rbac=args.rbac, profile=args.profile and f"{args.profile}.{'claims' if claims else 'plain'}"))
         rows.append((f"{label}, burst", burst))
         print(f"{label:15} burst: {burst['bound']}/{args.pods} bound at {burst['pods_per_s_bound']:.0f} pods/s, "
               f"{burst['running']} Running at {burst['pods_per_s_running']:.0f} pods/s; "

@@ -100,6 +100,9 @@ class Server:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
+        from mockapi.client import event_sink
+
+        event_sink(self.registry).flush()  # the controllers' Events not written yet (LocalClient defer_events)
 
 
 _SERVED = Path(__file__).parent / "models" / "served.json"  # generated from the models (crdgen.served_document)
@@ -287,11 +290,12 @@ def _authorizer(mode: str, registry: Registry):
 def local_client(server: Server, identity=None):
     """A built-in controller's in-process client, as ``identity`` (mockapi.auth.identities): its
     calls authorized against the server's authorizer in RBAC mode, its writes audited when the
-    audit log is on; in the default mode a plain LocalClient (nothing checked, nothing logged)."""
+    audit log is on; in the default mode a plain LocalClient (nothing checked, nothing logged).
+    Its Events are written when the loop is idle (``LocalClient``'s ``defer_events``)."""
     from mockapi.client import LocalClient
 
     authorizer = server.authorizer if "RBAC" in server.settings.authorization_mode.split(",") else None
-    return LocalClient(server.registry, identity, authorizer=authorizer, audit=server.audit)
+    return LocalClient(server.registry, identity, authorizer=authorizer, audit=server.audit, defer_events=True)
 
 
 def _mount_pod_controllers(server: Server, fallback) -> None:

@@ -17,10 +17,13 @@ consumer's view never misses an event.
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import os
 import threading
+import time
+import weakref
 from dataclasses import dataclass
 from typing import AsyncIterator, Protocol
 
@@ -143,19 +146,96 @@ def _parsed(chunk: bytes) -> list:
     return events
 
 
+class EventSink:
+    """The Events in-process controllers recorded, written when the event loop has nothing else to
+    do — as client-go's recorder hands Events to a goroutine of their own, off the controller's
+    path (kube-scheduler binds, the kubelet starts pods, while their Events are sent). Each Event
+    is written as recorded (its timestamps and name were taken then), in order, none dropped: a
+    backlog past :data:`MAX_BACKLOG` is written at once, and whatever remains when the loop stops
+    is written by the task's ``finally``.
+
+    "Nothing else to do" is measured, not asked of the loop (uvloop has no ready queue to look at):
+    a ``sleep(0)`` that comes back within :data:`IDLE_ROUND_TRIP` seconds found no other callback
+    ready. One sink per registry: the controllers' clients share it."""
+
+    IDLE_ROUND_TRIP = 0.0003  # seconds: a yield back this soon ran nothing else
+    BUSY_WAIT = 0.002  # seconds between two looks while the loop is busy
+    BATCH = 8  # Events written per idle turn (~1 ms), then another look
+    MAX_BACKLOG = 20_000  # Events waiting at most (a few tens of MB); past it, written at once
+
+    def __init__(self) -> None:
+        self.backlog: collections.deque = collections.deque()
+        self._task: asyncio.Task | None = None
+
+    def add(self, write) -> None:
+        """Write later: ``write()`` (a callable that writes one Event) when the loop is idle."""
+        if len(self.backlog) >= self.MAX_BACKLOG:
+            self._write_one()
+        self.backlog.append(write)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._drain())
+
+    def __len__(self) -> int:
+        return len(self.backlog)
+
+    def flush(self) -> None:
+        """Write every waiting Event now."""
+        while self.backlog:
+            self._write_one()
+
+    def _write_one(self) -> None:
+        write = self.backlog.popleft()
+        try:
+            write()
+        except errors.StatusError as exc:  # Events are best effort, as in client-go's recorder
+            log.debug("could not record an event: %s", exc)
+        except Exception:  # noqa: BLE001 - one Event never stops the others
+            log.exception("could not record an event")
+
+    async def _drain(self) -> None:
+        clock = time.perf_counter
+        try:
+            while self.backlog:
+                began = clock()
+                await asyncio.sleep(0)
+                if clock() - began > self.IDLE_ROUND_TRIP:
+                    await asyncio.sleep(self.BUSY_WAIT)
+                    continue
+                for _ in range(min(self.BATCH, len(self.backlog))):
+                    self._write_one()
+        finally:
+            self.flush()  # cancelled (the loop is stopping): nothing recorded is lost
+
+
+_sinks: "weakref.WeakKeyDictionary[object, EventSink]" = weakref.WeakKeyDictionary()
+
+
+def event_sink(registry) -> EventSink:
+    """The registry's :class:`EventSink` (made on first use)."""
+    sink = _sinks.get(registry)
+    if sink is None:
+        sink = _sinks[registry] = EventSink()
+    return sink
+
+
 class LocalClient:
     """The registry, in-process. Call it only from the event loop the registry runs in.
 
     ``identity`` (a :class:`mockapi.auth.identities.Identity`): who calls — a built-in controller's
     ServiceAccount. With an ``authorizer`` (the server's, in RBAC mode) each call is authorized as
     its HTTP request would be, a refusal raising kube's 403; with an ``audit`` log its writes are
-    audited under that identity. With neither (the default) the calls go straight to the registry."""
+    audited under that identity. With neither (the default) the calls go straight to the registry.
 
-    def __init__(self, registry, identity=None, *, authorizer=None, audit=None) -> None:
+    ``defer_events``: :meth:`create_event` leaves the Event to the registry's :class:`EventSink`
+    (written when the loop is idle) instead of writing it before it returns — the built-in
+    controllers' clients in a server; off by default (a test reads the Events it caused at once)."""
+
+    def __init__(self, registry, identity=None, *, authorizer=None, audit=None, defer_events: bool = False) -> None:
         from mockapi.registry import options, rest
 
         self.registry = registry
         self.identity = identity
+        self._sink = event_sink(registry) if defer_events else None
         self._options, self._rest = options, rest
         self._guard = None
         if identity is not None and (authorizer is not None or audit is not None):
@@ -224,7 +304,14 @@ class LocalClient:
         self.registry.delete(rt, namespace, name, opts)
 
     async def create_event(self, event: dict) -> None:
-        """:meth:`create` without reading the answer back (nobody reads a recorded Event's)."""
+        """:meth:`create` without reading the answer back (nobody reads a recorded Event's); with
+        ``defer_events``, later (:class:`EventSink`), its errors logged rather than raised."""
+        if self._sink is not None:
+            self._sink.add(lambda: self._write_event(event))
+            return
+        self._write_event(event)
+
+    def _write_event(self, event: dict) -> None:
         rt, namespace = self._rt(EVENTS), event["metadata"].get("namespace", "")
         if self._guard is not None:  # audited as its HTTP twin: with the answer
             self._guard.write("create", rt, namespace, "", lambda: self._create(rt, namespace, event), body=event, code=201)

@@ -1,7 +1,8 @@
 """A simulated kubelet for every Node (kwok's idea): Nodes report ready, bound pods run, deleted pods end.
 
 Informers over Nodes, Pods and DeviceClaims feed one worker through a :class:`KeyQueue`
-(level-triggered: each key is re-read before acting):
+(level-triggered: each key is looked at afresh before acting — a pod and its claims as the
+informers last saw them, kube's kubelet's pod manager; a Node read from the API):
 
 - ``("node", name)`` — a Node without this kubelet's report gets one (status merge patch with the
   resourceVersion read): the capacity/allocatable defaults it lacks, an InternalIP (node *i* of
@@ -82,6 +83,8 @@ class Kubelet:
         self._nodes: dict[str, _Node] = {}
         self.addresses = Addresses(node_cidr=options.node_cidr, cluster_cidr=options.cluster_cidr)
         self._pods_on: dict[str, set[PodKey]] = {}  # node → the pods bound to it
+        self._pods: dict[PodKey, dict] = {}  # the simulated nodes' pods as last seen (informer or own write; read-only)
+        self._claims: dict[PodKey, dict] = {}  # every DeviceClaim as last seen (read-only)
         self._waiting: dict[PodKey, set[PodKey]] = {}  # claim → pods waiting for it
         self._waits_for: dict[PodKey, set[PodKey]] = {}  # pod → the claims it waits for
         self._warned: dict[PodKey, str] = {}  # pod → the last FailedPrepareDynamicResources message
@@ -176,6 +179,7 @@ class Kubelet:
             return
         if not node:
             return
+        self._seen_pod(key, pod)
         self._pods_on.setdefault(node, set()).add(key)
         ip = (pod.get("status") or {}).get("podIP")
         if ip and not (pod.get("spec") or {}).get("hostNetwork"):
@@ -186,6 +190,11 @@ class Kubelet:
 
     def _on_claim(self, event_type: str, claim: dict) -> None:
         meta = claim["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        if event_type == DELETED:
+            self._claims.pop(key, None)
+        else:
+            self._claims[key] = claim
         for pod in sorted(self._waiting.get((meta.get("namespace", ""), meta["name"]), ())):
             self.queue.add(("pod", *pod))
 
@@ -193,6 +202,7 @@ class Kubelet:
         for name in [node] if node else [n for n, pods in self._pods_on.items() if key in pods]:  # a relist's tombstone has no spec
             self._pods_on.get(name, set()).discard(key)
             self.addresses.forget_pod(name, key)
+        self._pods.pop(key, None)
         self._unwait(key)
         for memo in (self._warned, self._ready_since, self._ending):
             memo.pop(key, None)
@@ -256,8 +266,16 @@ class Kubelet:
         return interval * (zlib.crc32(name.encode()) % 1000) / 1000
 
     # --------------------------------------------------------------------- pods
+    def _seen_pod(self, key: PodKey, pod: dict) -> None:
+        """Keep the newer of what is cached and ``pod`` (an informer's event may trail our own write)."""
+        cached = self._pods.get(key)
+        if cached is None or cached["metadata"].get("uid") != pod["metadata"].get("uid") or _rv(pod) >= _rv(cached):
+            self._pods[key] = pod
+
     async def _sync_pod(self, key: PodKey) -> None:
-        pod = await self._get(PODS, *key)
+        # from the informer's cache, as kube's kubelet works from its pod manager: no GET per pod (a
+        # stale copy's write fails on its resourceVersion, and the newer pod's event comes back here)
+        pod = self._pods.get(key)
         node = ((pod or {}).get("spec") or {}).get("nodeName") or ""
         known = self._nodes.get(node)
         if pod is None or known is None or not known.simulated:
@@ -274,7 +292,7 @@ class Kubelet:
         for entry, claim_name in status_.claim_names(pod):
             problem = f'pod "{key[1]}": DeviceClaim for entry "{entry}" not created yet' if claim_name is None else None
             if claim_name is not None:
-                claim = await self._get(CLAIMS, key[0], claim_name)
+                claim = self._claims.get((key[0], claim_name))
                 problem = f"fetch DeviceClaim {key[0]}/{claim_name}: not found" if claim is None else status_.claim_problem(pod, claim)
                 if problem is not None:
                     self._wait(key, (key[0], claim_name))
@@ -346,7 +364,7 @@ class Kubelet:
         meanwhile (looked at again) or is gone."""
         patch = {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]}, "status": status}
         try:
-            return await self.client.patch(PODS, *key, patch, subresource="status")
+            written = await self.client.patch(PODS, *key, patch, subresource="status")
         except errors.StatusError as exc:
             if exc.code == 409:
                 self.queue.add(("pod", *key))
@@ -354,6 +372,8 @@ class Kubelet:
             if exc.code == 404:
                 return None
             raise
+        self._seen_pod(key, written)
+        return written
 
     async def _get(self, kind: Kind, namespace: str, name: str) -> dict | None:
         try:
@@ -389,6 +409,13 @@ def _internal_ip(node: dict) -> str:
         if address.get("type") == "InternalIP":
             return address.get("address", "")
     return ""
+
+
+def _rv(obj: dict) -> int:
+    try:
+        return int(obj["metadata"].get("resourceVersion") or 0)
+    except ValueError:
+        return 0
 
 
 def _grace(pod: dict, max_grace: float) -> float:

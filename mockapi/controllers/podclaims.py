@@ -80,6 +80,14 @@ def claim_names(pod: dict) -> dict[str, str]:
     return found
 
 
+def _recorded(pod: dict) -> bool:
+    """Whether every entry :meth:`PodClaims.sync` would make a claim for is in the pod's
+    ``status.deviceClaimStatuses`` already (then a sync writes nothing: the pod's later events —
+    bound, running — need no look)."""
+    made = {s.get("name") for s in (pod.get("status") or {}).get("deviceClaimStatuses") or ()}
+    return all(source == "claimName" or entry in made for entry, source, _ in claim_sources(pod))
+
+
 def is_finished(pod: dict) -> bool:
     return (pod.get("status") or {}).get("phase") in FINISHED
 
@@ -172,7 +180,7 @@ class PodClaims:
         self.pods[key] = pod
         if is_finished(pod):  # a pod still terminating still uses its devices: only done pods let go
             self._let_go(pod)
-        elif (pod.get("spec") or {}).get("deviceClaims") and not meta.get("deletionTimestamp"):
+        elif (pod.get("spec") or {}).get("deviceClaims") and not meta.get("deletionTimestamp") and not _recorded(pod):
             self._enqueue(key)
 
     def _on_template(self, event_type: str, template: dict) -> None:

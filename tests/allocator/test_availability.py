@@ -38,3 +38,4 @@ def test_the_writer_writes_only_pools_whose_stored_count_differs():
     assert asyncio.run(writer.write_changed()) == 0  # nothing touched since
     cache.apply_claim(MODIFIED, {**claim("c", detail()), "status": {"allocations": [{"devicePoolName": "current", "deviceName": "dev-00"}]}})
     assert asyncio.run(writer.write_changed()) == 1 and client.patches[-1] == ("current", {"status": {"availableDevices": 2}}, "status")
+

@@ -402,3 +402,23 @@ def test_the_garbage_collector_deletes_a_node_lease_with_its_node():
             await until(lambda: get_or_none(client, LEASES, "node-a", "kube-node-lease"), lambda lease: lease is None)
 
     asyncio.run(asyncio.wait_for(main(), 10))
+
+
+def test_pods_and_claims_are_read_from_the_informers_not_fetched_per_pod():
+    async def scenario(client, kubelet):
+        fetched = []
+        get = client.get
+
+        async def counting_get(kind, namespace, name):
+            fetched.append(kind.kind)
+            return await get(kind, namespace, name)
+
+        client.get = counting_get
+        await client.create(NODES, node("node-a"))
+        await client.create(CLAIMS, claim("shared"))
+        await allocate(client, "shared", ["p"])
+        await client.create(PODS, pod("p", claims=[{"name": "gpu", "claimName": "shared"}]))
+        await until(lambda: get(PODS, "default", "p"), lambda p: (p.get("status") or {}).get("phase") == "Running")
+        return [kind for kind in fetched if kind in ("Pod", "DeviceClaim")]
+
+    assert run(scenario) == []

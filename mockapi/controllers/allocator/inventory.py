@@ -118,7 +118,9 @@ class Pool:
 
 
 class _Problem(Exception):
-    pass
+    def at(self, prefix: str) -> "_Problem":
+        """The problem with ``prefix`` before its message's path (a device's paths are made only then)."""
+        return _Problem(prefix + str(self))
 
 
 def parse_pool(obj: dict) -> Pool:
@@ -150,14 +152,13 @@ def _check_unique(devices: list[dict]) -> None:
 
 def _device(pool: PoolInfo, index: int, raw: dict, shared: dict[str, Attribute]) -> Device:
     device = Device(pool, index, _name(raw.get("name", "")))
-    path = f"spec.devices[{index}]"
-    try:
-        own = _attributes(raw.get("attributes") or [], f"{path}.attributes")
+    try:  # the fields' paths are spelled out only for a problem (_Problem.at)
+        own = _attributes(raw.get("attributes") or [], "attributes") if raw.get("attributes") else None
         device.attributes = {**shared, **own} if own else shared
-        device.resources = _capacities(raw.get("resources") or [], f"{path}.resources") or _NONE
-        device.requests = _requests(pool, raw.get("requests") or {}, f"{path}.requests") or _NONE
+        device.resources = (_capacities(raw["resources"], "resources") if raw.get("resources") else None) or _NONE
+        device.requests = (_requests(pool, raw["requests"], "requests") if raw.get("requests") else None) or _NONE
     except _Problem as exc:
-        device.problem = str(exc)
+        device.problem = str(exc.at(f"spec.devices[{index}]."))
     return device
 
 
@@ -166,24 +167,37 @@ def _name(text: Any) -> Any:
     return sys.intern(text) if type(text) is str else text
 
 
+_VALUE_KEYS = ("stringValue", "intValue", "quantityValue", "semVerValue")
+
+
 def _attributes(raw: list[dict], path: str) -> dict[str, Attribute]:
     attributes = {}
     for index, item in enumerate(raw):
         name = item.get("name", "")
-        values = [key for key in ("stringValue", "intValue", "quantityValue", "semVerValue") if item.get(key) is not None]
+        if len(item) == 2 and "name" in item and (key := _value_key(item)) is not None:  # the common case: a name and one value
+            values = [key]
+        else:
+            values = [key for key in _VALUE_KEYS if item.get(key) is not None]
         if len(values) != 1:
             raise _Problem(f'{path}[{index}]: attribute "{name}" must have exactly one value, not {len(values)}')
         if name in attributes:
             raise _Problem(f'{path}[{index}].name: duplicate attribute name "{name}"')
-        attributes[_name(name)] = _attribute(values[0], item[values[0]], f"{path}[{index}].{values[0]}")
+        attributes[_name(name)] = _attribute(values[0], item[values[0]], path, index)
     return attributes
 
 
-def _attribute(key: str, value: Any, path: str) -> Attribute:
+def _value_key(item: dict) -> str | None:
+    for key in _VALUE_KEYS:
+        if item.get(key) is not None:
+            return key
+    return None
+
+
+def _attribute(key: str, value: Any, path: str, index: int) -> Attribute:
     try:
         return _shared_attribute(key, value) if type(value) in (str, int) else _parse_attribute(key, value)
     except ValueError as exc:
-        raise _Problem(f"{path}: {exc}") from None
+        raise _Problem(f"{path}[{index}].{key}: {exc}") from None
 
 
 @functools.lru_cache(maxsize=8192)

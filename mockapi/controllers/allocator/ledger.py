@@ -151,6 +151,12 @@ class Ledger:
             cached = self._listed[pool] = (serial, sum(1 for name in held if name in listed))
         return cached[1]
 
+    @property
+    def serials(self) -> dict[str, int]:
+        """pool → :meth:`serial` (0 when absent): the ledger's own dict, read-only to callers, kept
+        (changed in place, never replaced) — a filter looks serials up without a call each."""
+        return self._serial
+
     def serial(self, pool: str) -> int:
         """A number that changes whenever what the pool's devices are held by changes (a search's
         outcome on the pool is the same while it stays the same)."""

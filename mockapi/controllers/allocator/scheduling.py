@@ -112,6 +112,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
         # node's pools (and the network pools) stay the same. Pool and class events clear both.
         self._rows: dict[tuple, tuple] = {}
         self._searches: dict[tuple, dict[str | None, tuple[tuple, Solution | None]]] = {}
+        self._names_of: tuple[dict, dict[str, tuple[str, ...]]] | None = None  # (inventory.node_pools, node → pool names)
         self._remembered = 0  # searches remembered since the memo was last cleared
         allocator.listeners.append(self._on_allocator_event)
 
@@ -284,24 +285,33 @@ class AllocatorDevices(DeviceClaimsPlugin):
         found: PodClaims = state[self.NAME]
         if found.node_pools is None:
             return None
-        pending, node_pools, single = found.pending[0], found.node_pools, found.single
-        serial = self.allocator.cache.ledger.serial
+        pending, single = found.pending[0], found.single
+        names = self._pool_names(found.node_pools)
+        serial = self.allocator.cache.ledger.serials.get
         search = functools.partial(self._filter, found)
 
         def filter_node(node_info):
             name = node_info.name
-            pools = node_pools.get(name, ())
-            local = (serial(pools[0].name),) if len(pools) == 1 else tuple(serial(p.name) for p in pools)
             memo = pending.memo  # set by the cycle's first search
             hit = memo.get(name) if memo is not None else None
-            if hit is None or hit[0] != local:
-                return search(node_info)
-            if hit[1] is None:
-                return CANNOT_ALLOCATE_STATUS
-            single[name] = hit[1]
-            return SUCCESS
+            if hit is not None:
+                pools = names.get(name, ())
+                local = (serial(pools[0], 0),) if len(pools) == 1 else tuple(serial(p, 0) for p in pools)  # _serials
+                if hit[0] == local:
+                    if hit[1] is None:
+                        return CANNOT_ALLOCATE_STATUS
+                    single[name] = hit[1]
+                    return SUCCESS
+            return search(node_info)
 
         return filter_node
+
+    def _pool_names(self, node_pools: dict) -> dict[str, tuple[str, ...]]:
+        """node → the names of its pools, for one inventory (made again when the inventory is)."""
+        kept = self._names_of
+        if kept is None or kept[0] is not node_pools:
+            kept = self._names_of = (node_pools, {node: tuple(p.name for p in pools) for node, pools in node_pools.items()})
+        return kept[1]
 
     def _freed_by_preemption(self, node_info) -> list[ClaimKey]:
         """The claims used only by pods the node really has but this (trial) NodeInfo does not."""

@@ -282,23 +282,23 @@ class Framework:
         """The nodes that pass every filter — kube's ``findNodesThatPassFilters``: enough of them
         (:func:`num_feasible_nodes_to_find`), from where the last pod's search stopped, so that
         big clusters are not filtered whole for every pod and pods spread over them."""
-        feasible = []
+        feasible: list[NodeInfo] = []
         total = len(infos)
         wanted = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, total)
         start = self._next_start % total if total else 0
         processed = 0
         run_filters = self._node_filters(state, pod)
-        for offset in range(total):
-            info = infos[(start + offset) % total]
+        success, fits, statuses, plugins = status_.SUCCESS, Code.SUCCESS, diagnosis.statuses, diagnosis.unschedulable_plugins
+        for info in infos[start:] + infos[:start] if start else infos:  # from where the last search stopped
             processed += 1
             status = run_filters(info)
-            if status.code is Code.SUCCESS:
+            if status is success or status.code is fits:
                 feasible.append(info)
                 if len(feasible) >= wanted:
                     break
             elif status.rejected:
-                diagnosis.statuses[info.name] = status
-                diagnosis.unschedulable_plugins.add(status.plugin)
+                statuses[info.name] = status
+                plugins.add(status.plugin)
             else:
                 return status
         self._next_start = (start + processed) % total if total else 0
@@ -346,19 +346,24 @@ class Framework:
         pure, rest = state.filters[: state.pure_filters], state.filters[state.pure_filters :]
         checks = tuple((p.NAME, _node_filter(p, state, pod)) for p in rest)
         success, run, own, full = status_.SUCCESS, self._run_filters, snapshot.by_name, functools.partial(self.run_filters, state, pod)
+        stamped: dict[int, tuple[Status, Status]] = {}  # id(a check's status) → (it, it said by that plugin): one Status per verdict, not per node
 
         def run_filters(info: NodeInfo) -> Status:
-            if own.get(info.name) is not info or info.node is None:  # not the snapshot's own NodeInfo (snapshot.get)
+            name = info.name
+            if own.get(name) is not info or info.node is None:  # not the snapshot's own NodeInfo (snapshot.get)
                 return full(info)
-            remembered = memo.get(info.name)
+            remembered = memo.get(name)
             if remembered is None or remembered[0] != info.generation:
-                remembered = memo[info.name] = (info.generation, run(state, pod, info, pure))
+                remembered = memo[name] = (info.generation, run(state, pod, info, pure))
             if remembered[1] is not success:
                 return remembered[1]
-            for name, check in checks:
+            for plugin, check in checks:
                 status = check(info)
                 if status is not success and status.code is not Code.SUCCESS:
-                    return status.by(name)
+                    said = stamped.get(id(status))
+                    if said is None or said[0] is not status or said[1].plugin != plugin:
+                        said = stamped[id(status)] = (status, status.by(plugin))
+                    return said[1]
             return success
 
         return run_filters
