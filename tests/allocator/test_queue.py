@@ -109,3 +109,28 @@ def test_get_waits_for_work_without_spinning():
         return await asyncio.wait_for(waiting, 1)
 
     assert run(scenario()) == "k"
+
+
+
+def test_a_worker_cancelled_as_its_wait_ends_is_cancelled_not_handed_a_key():
+    """The server stops the allocator by cancelling its worker once: a wait that ends (work came)
+    in the loop turns around that cancel must not swallow it, or the worker runs on and the
+    server's shutdown hangs. Whatever the turn, a cancel that found ``get()`` still running ends it."""
+
+    async def cancelled_after(turns: int) -> bool:
+        queue = WorkQueue()
+        queue.backoff("later", ())  # so the wait has a timeout (the backoff's due time)
+        waiting = asyncio.ensure_future(queue.get())
+        await asyncio.sleep(0.01)
+        queue.add("now", ())  # wakes the wait...
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        if not waiting.cancel():  # ...as the worker is cancelled
+            return True  # it had returned its key already: nothing to stop
+        try:
+            await asyncio.wait_for(waiting, 5)
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    assert [run(cancelled_after(turns)) for turns in range(4)] == [True] * 4

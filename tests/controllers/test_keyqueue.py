@@ -46,3 +46,27 @@ def test_delays_and_retries_run_on_the_injected_clock():
         assert queue.idle()
 
     asyncio.run(main())
+
+
+def test_a_worker_cancelled_as_its_wait_ends_is_cancelled_not_handed_a_key():
+    """Stopping a controller cancels its worker once: a wait that ends (work came) in the loop
+    turns around that cancel must not swallow it (asyncio.wait_for does on 3.11), or the worker
+    runs on and the server's shutdown hangs."""
+
+    async def cancelled_after(turns: int) -> bool:
+        queue = KeyQueue()
+        queue.add_after("later", 60)  # so the wait has a timeout
+        waiting = asyncio.ensure_future(queue.get())
+        await asyncio.sleep(0.01)
+        queue.add("now")
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        if not waiting.cancel():
+            return True  # it had returned its key already: nothing to stop
+        try:
+            await asyncio.wait_for(waiting, 5)
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    assert [asyncio.run(cancelled_after(turns)) for turns in range(4)] == [True] * 4

@@ -51,7 +51,7 @@ class Kubectl:
         """Start a command and return once it has opened one more watch on the server."""
         before = self.live.server.store.watcher_count()
         process = self.start(*args)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a hang guard: a loaded machine takes seconds, never this
         while self.live.server.store.watcher_count() <= before:
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline, "kubectl never opened its watch"
@@ -64,11 +64,22 @@ def _environment(extra: dict | None) -> dict | None:
 
 
 def finish(process: subprocess.Popen) -> subprocess.CompletedProcess:
-    stdout, stderr = process.communicate(timeout=30)
+    stdout, stderr = process.communicate(timeout=60)
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
-def stop_after_lines(process: subprocess.Popen, count: int, *, grace: float = 0.3, timeout: float = 10) -> list[str]:
+def still_waiting(process: subprocess.Popen, *, grace: float = 1.0) -> bool:
+    """Whether a command is still running ``grace`` seconds on: one fooled by an event it was sent
+    exits within milliseconds of it. (A slow machine can only make this miss a fooled command,
+    never fail a correct one.)"""
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        return True
+    return False
+
+
+def stop_after_lines(process: subprocess.Popen, count: int, *, grace: float = 0.3, timeout: float = 60) -> list[str]:
     """The lines a running command printed once it printed ``count`` of them and then nothing more
     for ``grace`` seconds (so a duplicate printed late is still caught); the command is stopped."""
     lines: list[str] = []
@@ -343,7 +354,7 @@ def test_delete_by_label_and_all_delete_exactly_those(kubectl, write, live):
 
 def test_delete_waits_until_another_client_removes_the_finalizer(kubectl, write, live):
     live.mockapi.load(write("live.yaml", [claim("fin", finalizers=["example.com/hold"])]))
-    deleting = kubectl.start_watching("delete", "dclaim", "fin", "--timeout=20s")
+    deleting = kubectl.start_watching("delete", "dclaim", "fin", "--timeout=60s")
     assert deleting.poll() is None, "kubectl delete returned while a finalizer held the object"
     held = json.loads(kubectl("get", "dclaim", "fin", "-o", "json").stdout)["metadata"]
     assert "deletionTimestamp" in held and held["finalizers"] == ["example.com/hold"]
@@ -360,7 +371,7 @@ def test_deleting_a_namespace_waits_for_finalized_content(kubectl, write, live):
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "scratch"}, "data": {"a": "b"}},
     ]
     live.mockapi.load(write("ns.yaml", content))
-    deleting = kubectl.start_watching("delete", "namespace", "scratch", "--timeout=20s")
+    deleting = kubectl.start_watching("delete", "namespace", "scratch", "--timeout=60s")
     assert rows(kubectl("get", "namespace", "scratch").stdout)[1][:2] == ["scratch", "Terminating"]
     assert kubectl("get", "configmaps", "-n", "scratch", "-o", "name").stdout == ""
     kubectl("patch", "dclaim", "held", "-n", "scratch", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
@@ -423,14 +434,14 @@ ALLOCATED = json.dumps(
 )
 
 
+# kubectl wait's --timeout runs from before its discovery and GET: a wait that must reach its
+# condition gets a timeout no loaded machine nears; one that must time out gets a warm discovery
+# cache and a few seconds (kubectl says "timed out waiting" only when its watch was open by then).
 def test_wait_for_a_condition_is_not_fooled_by_another_object(kubectl, write, live):
     live.mockapi.load(write("claims.yaml", [claim("mine"), claim("theirs")]))
-    waiting = kubectl.start_watching("wait", "dclaim/mine", "--for=condition=Allocated", "--timeout=1s")
+    waiting = kubectl.start_watching("wait", "dclaim/mine", "--for=condition=Allocated", "--timeout=60s")
     kubectl("patch", "dclaim", "theirs", "--subresource=status", "--type=merge", "-p", ALLOCATED)
-    timed_out = finish(waiting)
-    assert timed_out.returncode == 1
-    assert "error: timed out waiting for the condition on deviceclaims/mine" in timed_out.stderr
-    waiting = kubectl.start_watching("wait", "dclaim/mine", "--for=condition=Allocated", "--timeout=20s")
+    assert still_waiting(waiting), finish(waiting)
     kubectl("patch", "dclaim", "mine", "--subresource=status", "--type=merge", "-p", ALLOCATED)
     met = finish(waiting)
     assert met.returncode == 0 and met.stdout == "deviceclaim.devmgmtproto.k8s.io/mine condition met\n"
@@ -440,19 +451,17 @@ def test_wait_for_a_jsonpath_value(kubectl, write, live):
     live.mockapi.load(write("claims.yaml", [claim("mine"), claim("theirs")]))
     kubectl("patch", "dclaim", "theirs", "--subresource=status", "--type=merge", "-p", ALLOCATED)
     jsonpath = "--for=jsonpath={.status.conditions[0].reason}=Done"
-    timed_out = kubectl("wait", "dclaim/mine", jsonpath, "--timeout=1s", check=False)
-    assert timed_out.returncode == 1 and "timed out waiting for the condition on deviceclaims/mine" in timed_out.stderr
+    timed_out = kubectl("wait", "dclaim/mine", jsonpath, "--timeout=3s", check=False)
+    assert timed_out.returncode == 1 and "timed out waiting for the condition on deviceclaims/mine" in timed_out.stderr, timed_out.stderr
     kubectl("patch", "dclaim", "mine", "--subresource=status", "--type=merge", "-p", ALLOCATED)
-    assert kubectl("wait", "dclaim/mine", jsonpath, "--timeout=5s").stdout == "deviceclaim.devmgmtproto.k8s.io/mine condition met\n"
+    assert kubectl("wait", "dclaim/mine", jsonpath, "--timeout=60s").stdout == "deviceclaim.devmgmtproto.k8s.io/mine condition met\n"
 
 
 def test_wait_for_delete_is_not_fooled_by_another_object(kubectl, write, live):
     live.mockapi.load(write("claims.yaml", [claim("mine"), claim("theirs")]))
-    waiting = kubectl.start_watching("wait", "dclaim/mine", "--for=delete", "--timeout=1s")
+    waiting = kubectl.start_watching("wait", "dclaim/mine", "--for=delete", "--timeout=60s")
     kubectl("delete", "dclaim", "theirs")
-    timed_out = finish(waiting)
-    assert timed_out.returncode == 1 and "timed out waiting for the condition on deviceclaims/mine" in timed_out.stderr
-    waiting = kubectl.start_watching("wait", "dclaim/mine", "--for=delete", "--timeout=20s")
+    assert still_waiting(waiting), finish(waiting)
     kubectl("delete", "dclaim", "mine")
     met = finish(waiting)
     assert met.returncode == 0 and met.stdout == "deviceclaim.devmgmtproto.k8s.io/mine condition met\n"
@@ -540,7 +549,7 @@ def test_create_a_crd_then_objects_of_its_kind(kubectl, write):
     definition = write("crd.yaml", [widgets])
     created = kubectl("create", "-f", definition).stdout
     assert created == "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created\n"
-    kubectl("wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=5s")
+    kubectl("wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=60s")
     objects = write("w.yaml", [{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": f"w{size}"}, "spec": {"size": size}} for size in (1, 2)])
     assert kubectl("create", "-f", objects).stdout.splitlines() == ["widget.example.com/w1 created", "widget.example.com/w2 created"]
     assert rows(kubectl("get", "wdg").stdout) == [["NAME", "SIZE"], ["w1", "1"], ["w2", "2"]]

@@ -121,7 +121,7 @@ def test_after_a_429_the_connection_is_not_read_before_its_retry_after(server):
         with connect(server[2]) as other:  # other connections are served meanwhile
             other.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert read_response(other).startswith(b"HTTP/1.1 200")
-            assert time.monotonic() - answered < 0.5
+            assert time.monotonic() - answered < 0.9  # served while the eager one is still held off
         assert read_response(eager).startswith(b"HTTP/1.1 200")  # then it is read again, kept alive
         assert time.monotonic() - answered >= 0.9
         held.sendall(rest)

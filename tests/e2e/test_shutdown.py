@@ -74,8 +74,8 @@ def test_sigterm_drains_finishes_the_request_ends_the_watches_and_exits_0_in_und
             assert read_all(watch).endswith(b"0\r\n\r\n")  # the terminating chunk: a clean end of stream
             watch.close()
         upload.close()
-        code = process.wait(timeout=10)
-        assert code == 0 and time.monotonic() - started < 2
+        code = process.wait(timeout=30)
+        assert code == 0 and time.monotonic() - started < 4.5  # drained, not waiting out the 5 s grace period (slow machines take ~1 s)
         stderr = process.stderr.read()
         assert "Traceback" not in stderr and "CancelledError" not in stderr and "ERROR" not in stderr, stderr
         idle.close()
@@ -90,7 +90,7 @@ def test_sigint_exits_0_too():
     process, _, address = serve("--no-allocator")
     watch = open_watch(address)
     code, seconds, stderr = stop(process, signal.SIGINT)
-    assert code == 0 and seconds < 2 and "Traceback" not in stderr, stderr
+    assert code == 0 and seconds < 4.5 and "Traceback" not in stderr, stderr  # not waiting out the 5 s grace period
     assert read_all(watch).endswith(b"0\r\n\r\n")
     watch.close()
 
@@ -121,6 +121,6 @@ def test_a_request_still_running_after_the_grace_period_is_cut_without_a_traceba
     stuck.sendall(f"POST {CONFIGMAPS} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body[:5])
     time.sleep(0.2)
     code, seconds, stderr = stop(process)
-    assert code == 0 and seconds < 2
+    assert code == 0 and seconds < 4.5  # the 0.3 s grace period, not the default 5 s
     assert "Traceback" not in stderr and "grace period" in stderr, stderr
     stuck.close()

@@ -131,7 +131,7 @@ def test_send_initial_events_requires_not_older_than(http):
 def test_timeout_seconds_ends_the_stream(http):
     started = time.monotonic()
     response = http.get(f"/apis/{GROUP}/{VERSION}/deviceclaims", params={"watch": "true", "timeoutSeconds": "1", "resourceVersion": "1"})
-    assert response.status_code == 200 and 0.9 < time.monotonic() - started < 3
+    assert response.status_code == 200 and 0.9 < time.monotonic() - started < 8  # ended by its timeout (not by the client's 10 s)
 
 
 def test_closed_watches_are_deregistered(live):

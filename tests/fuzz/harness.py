@@ -22,7 +22,12 @@ from pathlib import Path
 
 import orjson
 
-HANG_SECONDS = 5.0  # no request (but a watch's stream) may take longer to answer
+# A request may cost the server at most BUSY_SECONDS of CPU time (runaway work: a blow-up in a
+# parser, a quadratic loop), and must be answered within HANG_SECONDS of wall time (a hang that
+# burns no CPU: a deadlock, a lost wake-up). CPU time, not wall time, for the first: on a busy
+# machine a request that costs 1 s of CPU may take 5 s of wall time.
+BUSY_SECONDS = 5.0
+HANG_SECONDS = 60.0  # no request (but a watch's stream) may take longer to answer
 MAX_BODY = 1024 * 1024  # the fuzz server's --max-body: the 10 MB corpus bodies must be refused cheaply
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SERVE = ("--no-allocator", "--no-scheduler", "--no-kubelet", "--no-gc", "--log-level", "warning", "--max-body", str(MAX_BODY))
@@ -75,6 +80,7 @@ class Answer:
     body: bytes = b""
     seconds: float = 0.0
     error: str = ""
+    cpu_seconds: float = 0.0  # the server's CPU time while it answered (0 where /proc is not there)
 
 
 class FuzzServer:
@@ -120,7 +126,7 @@ class FuzzServer:
         """One request, the target (path and query) sent as given; ``stream``: read no body of a
         chunked 200, a watch's stream (a watch may last; its headers may not)."""
         connection = http.client.HTTPConnection(self.host, self.port, timeout=HANG_SECONDS)
-        started = time.monotonic()
+        started, cpu = time.monotonic(), self.cpu_seconds()
         try:
             connection.putrequest(method, target, skip_host=False, skip_accept_encoding=True)
             for name, value in headers or ():
@@ -132,11 +138,19 @@ class FuzzServer:
             found = {name.lower(): value for name, value in response.getheaders()}
             watching = response.status == 200 and found.get("transfer-encoding") == "chunked"  # a watch: it streams
             content = b"" if stream and watching else response.read()
-            return Answer(response.status, found, content, time.monotonic() - started)
+            return Answer(response.status, found, content, time.monotonic() - started, cpu_seconds=self.cpu_seconds() - cpu)
         except (OSError, http.client.HTTPException) as error:
-            return Answer(0, error=f"{type(error).__name__}: {error}", seconds=time.monotonic() - started)
+            return Answer(0, error=f"{type(error).__name__}: {error}", seconds=time.monotonic() - started, cpu_seconds=self.cpu_seconds() - cpu)
         finally:
             connection.close()
+
+    def cpu_seconds(self) -> float:
+        """The server process's CPU time so far (user + system), from /proc; 0 without it."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
     def resource_version(self) -> str:
         """The store's resourceVersion: what any list reports as its own."""
@@ -153,6 +167,8 @@ def problems(server: FuzzServer, method: str, answer: Answer, *, protocol: bool 
     found = []
     if answer.seconds > HANG_SECONDS:
         found.append(f"took {answer.seconds:.1f}s (a hang)")
+    if answer.cpu_seconds > BUSY_SECONDS:
+        found.append(f"cost the server {answer.cpu_seconds:.1f}s of CPU time (runaway work)")
     if not server.alive():
         found.append(f"the server died (exit code {server.process.poll()})")
     if protocol:

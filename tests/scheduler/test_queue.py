@@ -194,3 +194,28 @@ def test_pop_on_a_closed_queue_raises_closed():
             await waiter
 
     asyncio.run(scenario())
+
+
+def test_a_scheduler_cancelled_as_its_wait_ends_is_cancelled_not_handed_a_pod():
+    """Stopping the scheduler cancels its loop once: a wait that ends (a pod came) in the loop
+    turns around that cancel must not swallow it (asyncio.wait_for does on 3.11), or the loop
+    runs on and the server's shutdown hangs."""
+
+    async def cancelled_after(turns: int) -> bool:
+        queue = make()
+        queue.add(pod("parked"))
+        queue.add_unschedulable(queue.pop_nowait(), ["NodeName"])  # so the wait has a timeout (the flush)
+        waiting = asyncio.ensure_future(queue.pop())
+        await asyncio.sleep(0.01)
+        queue.add(pod("now"))
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        if not waiting.cancel():
+            return True  # it had returned its pod already: nothing to stop
+        try:
+            await asyncio.wait_for(waiting, 5)
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    assert [asyncio.run(cancelled_after(turns)) for turns in range(4)] == [True] * 4

@@ -30,15 +30,15 @@ def fresh(server):
 
 def test_a_server_starts_in_well_under_a_second_and_stops_cleanly():
     MockAPIServer().start().stop()  # imports warm
-    started = time.monotonic()
+    started = time.process_time()  # CPU time, every thread's: a loaded machine adds wall time, not work
     mockapi = MockAPIServer().start()
-    elapsed = time.monotonic() - started
+    elapsed = time.process_time() - started
     try:
         with mockapi.api_client() as api:
             assert client.VersionApi(api).get_code().major == "1"
     finally:
         mockapi.stop()
-    assert elapsed < 1.0, elapsed  # ~0.1 s here; generous for a loaded CI machine
+    assert elapsed < 1.0, elapsed  # ~0.1 s of CPU here
 
 
 def test_its_kubeconfig_lives_in_a_temporary_directory_and_points_at_it(fresh, monkeypatch, tmp_path):

@@ -97,9 +97,10 @@ class WorkQueue:
                     return key
             self._ready.clear()
             timeout = min(self._backoff.values()) - self._clock() if self._backoff else None
-            try:
-                await asyncio.wait_for(self._ready.wait(), timeout)
-            except asyncio.TimeoutError:
+            try:  # not wait_for: on 3.11 it swallows a cancel that comes as the wait ends (gh-86296)
+                async with asyncio.timeout(timeout):
+                    await self._ready.wait()
+            except TimeoutError:
                 pass
 
     def done(self, key: Hashable) -> None:

@@ -303,9 +303,10 @@ class SchedulingQueue:
         due = [info.backoff_until for info in self._backoff.values()]
         due += [info.timestamp + self._max_unschedulable for info in self._unschedulable.ungated.values()]
         timeout = max(min(due) - self._now(), 0.0) if due else None
-        try:
-            await asyncio.wait_for(self._ready.wait(), timeout)
-        except asyncio.TimeoutError:
+        try:  # not wait_for: on 3.11 it swallows a cancel that comes as the wait ends (gh-86296)
+            async with asyncio.timeout(timeout):
+                await self._ready.wait()
+        except TimeoutError:
             pass
         if self.closed:
             raise Closed("the scheduling queue is closed")

@@ -49,9 +49,10 @@ class WaitingPod:
                 self.reject(plugin, f"rejected due to timeout after waiting {_go_duration(self._timeouts[plugin])} at plugin {plugin}")
                 break
             self._changed = asyncio.Event()
-            try:
-                await asyncio.wait_for(self._changed.wait(), left)
-            except asyncio.TimeoutError:
+            try:  # not wait_for: on 3.11 it swallows a cancel that comes as the wait ends (gh-86296)
+                async with asyncio.timeout(left):
+                    await self._changed.wait()
+            except TimeoutError:
                 pass
         return self._outcome
 
