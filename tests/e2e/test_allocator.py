@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -73,8 +74,13 @@ def test_a_claim_created_through_the_client_is_allocated_with_configs_and_an_eve
     assert found["metadata"]["finalizers"] == ["devmgmtproto.k8s.io/allocation"]
     assert [c["metadata"]["name"] for c in found["status"]["classConfigs"]] == ["superfast-mode"]
     assert [c["spec"] for c in found["status"]["claimConfigs"]] == [{"superfast": True}]
-    events = client.CoreV1Api(custom.api_client).list_namespaced_event("default", field_selector="involvedObject.name=mine").items
-    assert [(e.reason, e.type, e.source.component) for e in events] == [("Allocated", "Normal", "mockapi-allocator")]
+    core = client.CoreV1Api(custom.api_client)
+    seen: list = []
+    deadline = time.monotonic() + 10  # Events are written off the allocator's path (as client-go's recorder sends them): soon after
+    while not seen and time.monotonic() < deadline:
+        seen = [(e.reason, e.type, e.source.component) for e in core.list_namespaced_event("default", field_selector="involvedObject.name=mine").items]
+        time.sleep(0 if seen else 0.02)
+    assert seen == [("Allocated", "Normal", "mockapi-allocator")]
 
 
 def test_an_unsatisfiable_claim_says_why_and_is_allocated_once_a_pool_appears(allocating):

@@ -117,7 +117,9 @@ def test_the_example_pods_are_bound_where_their_claims_hold_devices():
                 assert meta["ownerReferences"] == [
                     {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": found["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
                 ]
-            assert ("Scheduled", f"Successfully assigned default/{name} to {node_name}") in events(http, name)
+            # Events are written off the scheduler's path (as client-go's recorder sends them): soon, not before the binding
+            scheduled = ("Scheduled", f"Successfully assigned default/{name} to {node_name}")
+            assert wait_for(lambda: scheduled in events(http, name))
         template_claim = by_name[bound["template-foozer-claim"]["status"]["deviceClaimStatuses"][0]["deviceClaimName"]]
         assert template_claim["metadata"]["labels"] == {"example.com/made-from": "example.com-foozer-single-superfast-claim"}
         assert template_claim["status"]["claimConfigs"][0]["metadata"]["name"] == "superfast-mode"
@@ -257,7 +259,7 @@ def test_a_higher_priority_pod_preempts_the_holder_of_the_device_it_needs(cluste
     assert wait_for(lambda: pods(http)["high"]["spec"].get("nodeName") == "n1", timeout=10)
     held = [c for c in claims(http).values() if (c.get("status") or {}).get("allocations")]
     assert [c["status"]["podNames"] for c in held] == [["high"]]
-    assert any(reason == "Preempted" for reason, _ in events(http, "low"))
+    assert wait_for(lambda: any(reason == "Preempted" for reason, _ in events(http, "low")))
 
 
 def test_no_nodes_is_kubes_no_nodes_available(cluster):
@@ -265,6 +267,6 @@ def test_no_nodes_is_kubes_no_nodes_available(cluster):
     create(http, "/api/v1/namespaces/default/pods", pod("alone"))
     condition = wait_for(lambda: (pods(http)["alone"]["status"].get("conditions") or [None])[0])
     assert (condition["reason"], condition["message"]) == ("SchedulerError", "no nodes available to schedule pods")
-    assert ("FailedScheduling", "no nodes available to schedule pods") in events(http, "alone")
+    assert wait_for(lambda: ("FailedScheduling", "no nodes available to schedule pods") in events(http, "alone"))
     create(http, "/api/v1/nodes", node("late"))  # backoff (1 s), then it binds
     assert wait_for(lambda: pods(http)["alone"]["spec"].get("nodeName") == "late", timeout=5)
