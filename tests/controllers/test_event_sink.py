@@ -50,7 +50,8 @@ def test_a_busy_loop_holds_them_back_and_stopping_writes_the_rest():
                 sum(range(100_000))  # a few ms of work per turn, as a controller step
 
         spinner = asyncio.create_task(busy())
-        await deferring.create_event(event("held"))
+        for i in range(EventSink.BURST):  # a burst of Events (a scheduler binding pods): they wait for an idle loop
+            await deferring.create_event(event(f"held-{i:02d}"))
         await asyncio.sleep(0.05)
         held = await names(plain)
         stop.set()
@@ -60,7 +61,31 @@ def test_a_busy_loop_holds_them_back_and_stopping_writes_the_rest():
     registry, held = asyncio.run(main())
     assert held == []
     # asyncio.run cancelled the sink's task as the loop stopped: it wrote what was left
-    assert [e.load()["metadata"]["name"] for e in registry.list(registry.types.by_kind("", "v1", "Event"), "default", _list_options()).items] == ["held"]
+    assert [e.load()["metadata"]["name"] for e in registry.list(registry.types.by_kind("", "v1", "Event"), "default", _list_options()).items] == [
+        f"held-{i:02d}" for i in range(EventSink.BURST)
+    ]
+
+
+def test_outside_a_burst_an_event_is_written_at_the_next_turn_even_on_a_busy_loop():
+    async def main():
+        registry = app_.build(Settings()).registry
+        deferring, plain = LocalClient(registry, defer_events=True), LocalClient(registry)
+        stop = asyncio.Event()
+
+        async def busy():
+            while not stop.is_set():
+                await asyncio.sleep(0)
+                sum(range(100_000))
+
+        spinner = asyncio.create_task(busy())
+        await deferring.create_event(event("prompt"))  # one Event (a pod that failed to schedule): no waiting for idle
+        await asyncio.sleep(0.05)
+        written = await names(plain)
+        stop.set()
+        await spinner
+        return written
+
+    assert asyncio.run(main()) == ["prompt"]
 
 
 def _list_options():
