@@ -1,7 +1,9 @@
 """The versioned store: resourceVersions, history window, snapshots, watch fan-out and bounds."""
 
 import asyncio
+import copy
 import gc
+import pickle
 
 import orjson
 import pytest
@@ -201,13 +203,13 @@ def test_list_then_watch_from_the_list_version_reconstructs_exactly_the_store(op
 
 
 # ------------------------------------------------------------ the record kept per object (docs/memory.md)
-def test_a_stored_object_keeps_bytes_name_and_shared_facts_and_reads_its_version_from_the_bytes():
+def test_a_stored_object_keeps_bytes_name_shared_namespace_and_labels_and_fields_and_reads_its_version_from_the_bytes():
     store = Store()
     a = store.create(PODS, obj("a", app="web"))
     b = store.create(PODS, obj("b", app="web"))
     assert (a.raw, a.namespace, a.name, a.labels, a.fields) == (a[0], "default", "a", {"app": "web"}, None)
-    assert len(a) == 3 and a.rv == int(orjson.loads(a.raw)["metadata"]["resourceVersion"])  # no int kept beside the bytes
-    assert a.facts is b.facts  # one (namespace, labels, fields) for both
+    assert len(a) == 4 and a.rv == int(orjson.loads(a.raw)["metadata"]["resourceVersion"])  # no int kept beside the bytes
+    assert a.scope is b.scope  # one (namespace, labels) for both
     assert not gc.is_tracked(a)
     assert store.get(PODS, "default", "a") is a and a.load() == orjson.loads(a.raw)
 
@@ -216,17 +218,18 @@ def test_a_version_the_bytes_do_not_say_first_is_kept_beside_them():
     store = Store()
     event = {"apiVersion": "v1", "kind": "Event", "involvedObject": {"kind": "Pod", "resourceVersion": "999"}, "metadata": {"name": "e", "namespace": "default"}}
     stored = store.create(GroupResource("", "events"), event)
-    assert len(stored) == 4 and stored.rv == 1 and store.resource_version == 1
+    assert len(stored) == 5 and stored.rv == 1 and store.resource_version == 1
     built = Stored(b'{"metadata":{"name":"x"}}', 7, "ns", "x", None, ("v",))  # bytes without a resourceVersion, as tests build them
     assert (built.rv, built.namespace, built.name, built.labels, built.fields) == (7, "ns", "x", None, ("v",))
 
 
-def test_replacing_the_bytes_keeps_version_name_and_facts():
+def test_replacing_the_bytes_keeps_version_name_and_the_rest():
     store = Store()
     a = store.create(PODS, obj("a", app="web"))
     other = a._replace(raw=b'{"apiVersion":"v2"}')
     assert (other.raw, other.rv, other.namespace, other.name, other.labels) == (b'{"apiVersion":"v2"}', a.rv, "default", "a", {"app": "web"})
     assert a == store.get(PODS, "default", "a") and "rv=1" in repr(a)
+    assert copy.deepcopy(a) == a == pickle.loads(pickle.dumps(a)) and type(copy.copy(a)) is Stored
 
 
 def test_events_carry_their_resource_version():

@@ -32,7 +32,7 @@ DEFAULT_WATCHER_BUFFER = 10_000
 # starts again, so it never holds more than a few MB after the objects are gone.
 _SHARED_LABELS_LIMIT = 16_384
 _SHARED_FIELDS_LIMIT = 4096
-_SHARED_FACTS_LIMIT = 16_384
+_SHARED_SCOPES_LIMIT = 16_384
 
 
 def _compact(obj: dict) -> bytes:
@@ -104,8 +104,8 @@ class Store:
         self.watcher_buffer = watcher_buffer
         self._label_sets = _Shared(_SHARED_LABELS_LIMIT)
         self._fields = _Shared(_SHARED_FIELDS_LIMIT)
-        # (namespace, labels, fields) tuples shared by the objects that have the same three (Stored.facts)
-        self._facts = _Shared(_SHARED_FACTS_LIMIT)
+        # (namespace, labels) tuples shared by the objects that have the same two (Stored.scope)
+        self._scopes = _Shared(_SHARED_SCOPES_LIMIT)
 
     # ------------------------------------------------------------------ reads
     @property
@@ -212,7 +212,7 @@ class Store:
         namespace = sys.intern(namespace)
         if fields is not None:
             fields = self._fields.get(fields, lambda: fields)
-        stored = Stored.compact(raw, rv, name, self._facts_of(namespace, self._labels(labels), fields))
+        stored = Stored.compact(raw, rv, name, self._scope(namespace, self._labels(labels)), fields)
         untrack(stored)
         self._bucket(resource, namespace).put(name, stored)
 
@@ -240,8 +240,8 @@ class Store:
                 field_values = self._fields.get(field_values, lambda: field_values)
         if labels is None:
             labels = self._labels(meta.get("labels"))
-        facts = self._facts_of(sys.intern(meta.get("namespace", "")), labels, field_values)
-        stored = Stored.compact(_compact(obj), self._rv, meta["name"], facts)
+        scope = self._scope(sys.intern(meta.get("namespace", "")), labels)
+        stored = Stored.compact(_compact(obj), self._rv, meta["name"], scope, field_values)
         untrack(stored)  # immutable values only: the cyclic collector never needs to walk it
         return stored
 
@@ -254,11 +254,12 @@ class Store:
         except TypeError:  # an unhashable value (a caller that skipped validation): not shared
             return dict(labels)
 
-    def _facts_of(self, namespace: str, labels: dict | None, fields: tuple | None) -> tuple:
-        """The one (namespace, labels, fields) tuple of the objects that have these three; labels
-        and fields are already the shared ones, so their identities say which."""
-        # (an entry holds its labels and fields, so neither id can be reused while it is in the table)
-        return self._facts.get((namespace, id(labels), id(fields)), lambda: (namespace, labels, fields))
+    def _scope(self, namespace: str, labels: dict | None) -> tuple:
+        """The one (namespace, labels) tuple of the objects that have these two; the labels are
+        already the shared ones, so their identity says which. (The selectable-field values are
+        not in it: a running pod's podIP, an Event's involvedObject.uid make most of them unique.)"""
+        # an entry holds its labels, so their id cannot be reused while it is in the table
+        return self._scopes.get((namespace, id(labels)), lambda: (namespace, labels))
 
     def _bucket(self, resource: Hashable, namespace: str) -> _Bucket:
         buckets = self._buckets.setdefault(resource, {})

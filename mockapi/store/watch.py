@@ -71,31 +71,34 @@ class Stored(tuple):
     the cyclic collector's lists (:func:`untrack`), so 100,000 stored objects add nothing to a full
     collection (PERF.md T11). ``labels`` and ``fields`` may be shared between objects: never change them.
 
-    Compact, since it is what the store keeps per object (docs/memory.md): ``(raw, name, facts)``
-    where ``facts`` is ``(namespace, labels, fields)``, one tuple shared by every object with the
-    same three (the store's table); the resourceVersion is not kept beside the bytes but read from
-    them (metadata.resourceVersion, which the store wrote). Only where the bytes do not say it (an
-    object stored without it, as some tests build) is it kept: ``(raw, name, facts, rv)``.
-    64 bytes per object instead of a 6-field tuple and an int (120)."""
+    Compact, since it is what the store keeps per object (docs/memory.md): ``(raw, name, scope,
+    fields)``, where ``scope`` is ``(namespace, labels)``, one tuple shared by every object of the
+    namespace with that label set (the store's table: pods of one template share one), and the
+    resourceVersion is not kept beside the bytes but read from them (metadata.resourceVersion, which
+    the store wrote). Only where the bytes do not say it first (another ``"resourceVersion"`` key
+    before metadata's, or none, as some tests build objects) is it kept: ``(raw, name, scope,
+    fields, rv)``. 80 bytes per object instead of a 6-field tuple and an int (128)."""
 
     __slots__ = ()
 
     def __new__(cls, raw: bytes, rv: int, namespace: str, name: str, labels: dict | None, fields: tuple | None):
-        return cls.compact(raw, rv, name, (namespace, labels, fields))
+        return cls.compact(raw, rv, name, (namespace, labels), fields)
 
     @classmethod
-    def compact(cls, raw: bytes, rv: int, name: str, facts: tuple) -> "Stored":
-        """``facts``: (namespace, labels, fields), shared between objects where the caller can."""
+    def compact(cls, raw: bytes, rv: int, name: str, scope: tuple, fields: tuple | None) -> "Stored":
+        """``scope``: (namespace, labels), shared between objects where the caller can."""
         if _rv_in(raw) == rv:
-            return tuple.__new__(cls, (raw, name, facts))
-        return tuple.__new__(cls, (raw, name, facts, rv))
+            return tuple.__new__(cls, (raw, name, scope, fields))
+        return tuple.__new__(cls, (raw, name, scope, fields, rv))
 
     raw = _field(0, "The canonical compact JSON bytes.")
     name = _field(1, "metadata.name")
+    scope = _field(2, "(namespace, labels), shared between objects")
+    fields = _field(3, "The selectable-field values, in the kind's order (or None).")
 
     @property
     def rv(self) -> int:
-        return self[3] if len(self) == 4 else _rv_in(self[0])
+        return self[4] if len(self) == 5 else _rv_in(self[0])
 
     @property
     def namespace(self) -> str:
@@ -105,18 +108,13 @@ class Stored(tuple):
     def labels(self) -> dict | None:
         return self[2][1]
 
-    @property
-    def fields(self) -> tuple | None:
-        return self[2][2]
-
-    @property
-    def facts(self) -> tuple:
-        """(namespace, labels, fields)."""
-        return self[2]
+    def __getnewargs__(self) -> tuple:
+        """What ``copy`` and ``pickle`` make it again from (its constructor's arguments)."""
+        return (self.raw, self.rv, self.namespace, self.name, self.labels, self.fields)
 
     def _replace(self, *, raw: bytes) -> "Stored":
         """The same object version with other bytes (served in another apiVersion)."""
-        return tuple.__new__(type(self), (raw, self[1], self[2], self.rv))
+        return tuple.__new__(type(self), (raw, self[1], self[2], self[3], self.rv))
 
     def load(self) -> dict:
         """A fresh, mutable dict of the object."""
