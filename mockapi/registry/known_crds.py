@@ -8,25 +8,28 @@ CRD strategy sees it on create (pruned and defaulted; its ``uid`` and ``creation
 the server has just set, left out), and a CRD whose digest is listed is taken as valid without
 running the rules. Any other CRD — ours with one byte changed included — is validated as always.
 
-``tests/test_startup.py`` recomputes the digests, with every rule run (:func:`compute` refuses
-an invalid one), and fails until the file matches: after changing the models or anything that
-prunes or defaults a CRD, rewrite it with ``python3 -m mockapi.registry.known_crds``. Until then a
-changed CRD is merely validated at start-up again, as before.
+``tests/test_startup.py`` recomputes the digests with every rule run
+(:func:`mockapi.app.known_crd_digests`: an invalid CRD fails the seed) and fails until the file
+matches: after changing the models or anything that prunes or defaults a CRD, rewrite it with
+``python3 -c 'from mockapi import app; app.write_known_crds()'``. Until then a changed CRD is
+merely validated at start-up again, as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 from pathlib import Path
+from typing import Iterator
 
 import orjson
 
 PATH = Path(__file__).with_name("known_crds.json")
 _SET_BY_THE_SERVER = ("uid", "creationTimestamp")  # on every create, before validation: always valid
 
-_recording: list[str] | None = None  # compute(): every digest seen, none taken as known
+_recording: list[str] | None = None  # recording(): every digest seen, none taken as known
 
 
 def digest(crd: dict) -> str | None:
@@ -56,23 +59,17 @@ def known_valid(crd: dict) -> bool:
     return found is not None and found in _known()
 
 
-def compute() -> list[str]:
-    """The digests of our CRDs as a fresh server seeds them, each validated by every rule (an
-    invalid one fails the seed)."""
-    from mockapi import app
-    from mockapi.settings import Settings
-
+@contextlib.contextmanager
+def recording() -> Iterator[list[str]]:
+    """Meanwhile every CRD being created is validated by every rule (none is taken as known) and
+    its digest is appended to the list given (:func:`mockapi.app.known_crd_digests`)."""
     global _recording
     _recording = []
     try:
-        app.build(Settings(port=0, allocator=False, scheduler=False, kubelet=False, garbage_collector=False))
-        return sorted(_recording)
+        yield _recording
     finally:
         _recording = None
 
 
-if __name__ == "__main__":
-    from mockapi.registry import known_crds  # the module the strategy reads, not this __main__
-
-    PATH.write_text(json.dumps(known_crds.compute(), indent=1) + "\n")
-    print(f"wrote {PATH}")
+def write(digests: list[str]) -> None:
+    PATH.write_text(json.dumps(sorted(digests), indent=1) + "\n")
