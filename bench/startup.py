@@ -74,6 +74,12 @@ def timed(name, step):
 
 gc.disable()  # as MockAPIServer and `mockapi serve` build
 timed("import mockapi.app", lambda: __import__("mockapi.app"))
+try:  # as MockAPIServer imports it (a checkout from before mockapi.uvicorn_lean has none)
+    from mockapi import uvicorn_lean
+except ImportError:
+    pass
+else:
+    uvicorn_lean.install()
 timed("import uvicorn (http.lifecycle)", lambda: __import__("mockapi.http.lifecycle"))
 from mockapi import app
 from mockapi.settings import Settings

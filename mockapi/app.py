@@ -461,6 +461,25 @@ def _allocator_options(settings: Settings) -> dict:
     return {"policy": settings.allocation_policy, "limits": allocator_.Limits(settings.allocation_budget_steps, settings.allocation_budget_seconds)}
 
 
+def known_crd_digests() -> list[str]:
+    """What ``mockapi/registry/known_crds.json`` lists: the digest of each of our CRDs as a fresh
+    server seeds it, each validated by every rule (an invalid one fails the seed)."""
+    from mockapi.registry import known_crds
+
+    with known_crds.recording() as seen:
+        build(Settings(port=0, allocator=False, scheduler=False, kubelet=False, garbage_collector=False))
+    return sorted(seen)
+
+
+def write_known_crds() -> None:
+    """Rewrite ``mockapi/registry/known_crds.json`` (after changing the models, or what prunes or
+    defaults a CRD): ``python3 -c 'from mockapi import app; app.write_known_crds()'``."""
+    from mockapi.registry import known_crds
+
+    known_crds.write(known_crd_digests())
+    print(f"wrote {known_crds.PATH}")
+
+
 @functools.cache
 def _seed_crds() -> list[dict]:
     return our_crds()

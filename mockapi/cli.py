@@ -438,6 +438,9 @@ def serve_forever(settings: Settings) -> int:
 
 
 def _serve(settings: Settings) -> int:
+    from mockapi import uvicorn_lean
+
+    uvicorn_lean.install()  # uvicorn's Server and Config without its command line (click, supervisors)
     from mockapi import app as app_
     from mockapi.http import lifecycle
     from mockapi.loader import LoadError

@@ -220,3 +220,48 @@ print(json.dumps({{"at_start": at_start, "answers": answers, "websockets": "uvic
     # serve a non-streaming path as plain HTTP; mockapi never did).
     assert report["answers"] == ["HTTP/1.1 403 Forbidden"] * 2
     assert report["websockets"]
+
+
+# ------------------------------------------------------------ our CRDs, validated by this test rather than at every start
+def test_the_known_crd_digests_are_those_of_our_crds_each_validated_by_every_rule():
+    from mockapi import app
+    from mockapi.registry import known_crds
+
+    computed = app.known_crd_digests()  # runs every rule on each (the seed refuses an invalid one)
+    assert len(computed) == len(set(computed)) == 6
+    assert computed == json.loads(known_crds.PATH.read_text()), "rewrite it: python3 -c 'from mockapi import app; app.write_known_crds()'"
+
+
+def test_a_server_seeds_our_crds_without_importing_the_crd_rules_and_validates_any_other():
+    loaded = _modules_after("from mockapi import app\napp.build()")
+    assert "mockapi.schema.crd" not in loaded
+    from mockapi import app, errors
+    from mockapi.registry.options import WriteOptions
+
+    server = app.build()
+    rt = server.types.by_kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+    changed = app.our_crds()[0]
+    changed["metadata"]["name"] = "widgets.devmgmtproto.k8s.io"  # not plural.group any more: refused
+    with pytest.raises(errors.StatusError) as refused:
+        server.registry.create(rt, "", changed, WriteOptions())
+    assert refused.value.code == 422 and 'must be spec.names.plural+"."+spec.group' in str(refused.value)
+
+
+# ------------------------------------------------------------ uvicorn without its command line
+def test_a_server_runs_uvicorn_without_its_command_line_and_uvicorn_is_whole_to_whoever_uses_it_after():
+    script = """
+import json, sys
+from mockapi.testing import MockAPIServer
+server = MockAPIServer().start()
+lean = sorted(m for m in ("uvicorn.main", "click", "uvicorn.supervisors", "watchfiles") if m in sys.modules)
+import uvicorn
+from uvicorn import Config, Server, main, run
+import uvicorn.server
+whole = [uvicorn.__version__ == uvicorn.config.__dict__.get("__version__", uvicorn.__version__), Server is uvicorn.server.Server,
+         Config is uvicorn.config.Config, main is sys.modules["uvicorn.main"].main, sorted(uvicorn.__all__)]
+server.stop()
+print(json.dumps({"lean": lean, "whole": whole}))
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"lean": [], "whole": [True, True, True, True, ["Config", "Server", "main", "run"]]}

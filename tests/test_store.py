@@ -1,6 +1,9 @@
 """The versioned store: resourceVersions, history window, snapshots, watch fan-out and bounds."""
 
 import asyncio
+import copy
+import gc
+import pickle
 
 import orjson
 import pytest
@@ -9,7 +12,7 @@ from hypothesis import strategies as st
 
 from mockapi import errors
 from mockapi.errors import GroupResource
-from mockapi.store import ADDED, DELETED, MODIFIED, Store
+from mockapi.store import ADDED, DELETED, MODIFIED, Store, Stored
 
 PODS = GroupResource("", "pods")
 NODES = GroupResource("", "nodes")
@@ -197,3 +200,42 @@ def test_list_then_watch_from_the_list_version_reconstructs_exactly_the_store(op
                 state[key] = orjson.dumps(event["object"])
         store.stop(watcher)
         assert {k: orjson.loads(v) for k, v in state.items()} == {k: orjson.loads(v) for k, v in current.items()}
+
+
+# ------------------------------------------------------------ the record kept per object (docs/memory.md)
+def test_a_stored_object_keeps_bytes_name_shared_namespace_and_labels_and_fields_and_reads_its_version_from_the_bytes():
+    store = Store()
+    a = store.create(PODS, obj("a", app="web"))
+    b = store.create(PODS, obj("b", app="web"))
+    assert (a.raw, a.namespace, a.name, a.labels, a.fields) == (a[0], "default", "a", {"app": "web"}, None)
+    assert len(a) == 4 and a.rv == int(orjson.loads(a.raw)["metadata"]["resourceVersion"])  # no int kept beside the bytes
+    assert a.scope is b.scope  # one (namespace, labels) for both
+    assert not gc.is_tracked(a)
+    assert store.get(PODS, "default", "a") is a and a.load() == orjson.loads(a.raw)
+
+
+def test_a_version_the_bytes_do_not_say_first_is_kept_beside_them():
+    store = Store()
+    event = {"apiVersion": "v1", "kind": "Event", "involvedObject": {"kind": "Pod", "resourceVersion": "999"}, "metadata": {"name": "e", "namespace": "default"}}
+    stored = store.create(GroupResource("", "events"), event)
+    assert len(stored) == 5 and stored.rv == 1 and store.resource_version == 1
+    built = Stored(b'{"metadata":{"name":"x"}}', 7, "ns", "x", None, ("v",))  # bytes without a resourceVersion, as tests build them
+    assert (built.rv, built.namespace, built.name, built.labels, built.fields) == (7, "ns", "x", None, ("v",))
+
+
+def test_replacing_the_bytes_keeps_version_name_and_the_rest():
+    store = Store()
+    a = store.create(PODS, obj("a", app="web"))
+    other = a._replace(raw=b'{"apiVersion":"v2"}')
+    assert (other.raw, other.rv, other.namespace, other.name, other.labels) == (b'{"apiVersion":"v2"}', a.rv, "default", "a", {"app": "web"})
+    assert a == store.get(PODS, "default", "a") and "rv=1" in repr(a)
+    assert copy.deepcopy(a) == a == pickle.loads(pickle.dumps(a)) and type(copy.copy(a)) is Stored
+
+
+def test_events_carry_their_resource_version():
+    store = Store()
+    watcher = store.watch(PODS)
+    store.create(PODS, obj("a"))
+    store.delete(PODS, "default", "a")
+    assert [e.rv for e in store.events_since(PODS, 0)] == [1, 2]
+    assert [line["object"]["metadata"]["resourceVersion"] for line in lines(watcher)] == ["1", "2"]

@@ -162,8 +162,8 @@ class Journal:
     def record(self, event: Event) -> None:
         """Note one committed write; it is handed to the writer at the end of this event-loop turn."""
         resource, obj = event.resource, event.obj
-        self._pending[(resource.group, resource.resource, obj.namespace, obj.name)] = (obj.rv, None if event.type == DELETED else obj)
-        self._pending_rv = obj.rv
+        self._pending[(resource.group, resource.resource, obj.namespace, obj.name)] = (event.rv, None if event.type == DELETED else obj)
+        self._pending_rv = event.rv
         if not self._scheduled:
             self._scheduled = True
             try:
@@ -278,10 +278,10 @@ class Journal:
 
     def _write(self, merged: dict[Key, tuple[int, Stored | None]], rv: int) -> None:
         upserts = []
-        for key, (_, s) in merged.items():
+        for key, (rv_of, s) in merged.items():
             if s is not None:
                 labels, fields = _json(s.labels), _json(s.fields)
-                upserts.append((*key, s.rv, s.raw, labels, fields, _crc(s.raw, labels, fields)))
+                upserts.append((*key, rv_of, s.raw, labels, fields, _crc(s.raw, labels, fields)))
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:

@@ -32,6 +32,7 @@ DEFAULT_WATCHER_BUFFER = 10_000
 # starts again, so it never holds more than a few MB after the objects are gone.
 _SHARED_LABELS_LIMIT = 16_384
 _SHARED_FIELDS_LIMIT = 4096
+_SHARED_SCOPES_LIMIT = 16_384
 
 
 def _compact(obj: dict) -> bytes:
@@ -103,6 +104,8 @@ class Store:
         self.watcher_buffer = watcher_buffer
         self._label_sets = _Shared(_SHARED_LABELS_LIMIT)
         self._fields = _Shared(_SHARED_FIELDS_LIMIT)
+        # (namespace, labels) tuples shared by the objects that have the same two (Stored.scope)
+        self._scopes = _Shared(_SHARED_SCOPES_LIMIT)
 
     # ------------------------------------------------------------------ reads
     @property
@@ -177,7 +180,7 @@ class Store:
             raise errors.already_exists(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
         self._bucket(resource, namespace).put(name, stored)
-        self._emit(Event(ADDED, resource, stored, None))
+        self._emit(Event(ADDED, resource, stored, None, self._rv))
         return stored
 
     def update(self, resource: Hashable, obj: dict, *, fields: FieldIndexer | None = None) -> Stored:
@@ -188,7 +191,7 @@ class Store:
             raise errors.not_found(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
         self._bucket(resource, namespace).put(name, stored)
-        self._emit(Event(MODIFIED, resource, stored, prev))
+        self._emit(Event(MODIFIED, resource, stored, prev, self._rv))
         return stored
 
     def delete(self, resource: Hashable, namespace: str, name: str, *, final: dict | None = None) -> Stored:
@@ -200,7 +203,7 @@ class Store:
         obj = final if final is not None else prev.load()
         stored = self._commit(resource, obj, None, labels=prev.labels, field_values=prev.fields)
         self._buckets[resource][namespace].remove(name)
-        self._emit(Event(DELETED, resource, stored, prev))
+        self._emit(Event(DELETED, resource, stored, prev, self._rv))
         return stored
 
     def restore(self, resource: Hashable, raw: bytes, rv: int, namespace: str, name: str, *, labels: dict | None, fields: tuple | None) -> None:
@@ -209,7 +212,7 @@ class Store:
         namespace = sys.intern(namespace)
         if fields is not None:
             fields = self._fields.get(fields, lambda: fields)
-        stored = Stored(raw, rv, namespace, name, self._labels(labels), fields)
+        stored = Stored.compact(raw, rv, name, self._scope(namespace, self._labels(labels)), fields)
         untrack(stored)
         self._bucket(resource, namespace).put(name, stored)
 
@@ -235,14 +238,10 @@ class Store:
             field_values = fields(obj)
             if field_values is not None:
                 field_values = self._fields.get(field_values, lambda: field_values)
-        stored = Stored(
-            _compact(obj),
-            self._rv,
-            sys.intern(meta.get("namespace", "")),
-            meta["name"],
-            labels if labels is not None else self._labels(meta.get("labels")),
-            field_values,
-        )
+        if labels is None:
+            labels = self._labels(meta.get("labels"))
+        scope = self._scope(sys.intern(meta.get("namespace", "")), labels)
+        stored = Stored.compact(_compact(obj), self._rv, meta["name"], scope, field_values)
         untrack(stored)  # immutable values only: the cyclic collector never needs to walk it
         return stored
 
@@ -254,6 +253,13 @@ class Store:
             return self._label_sets.get((*labels, *labels.values()), lambda: _interned(labels))
         except TypeError:  # an unhashable value (a caller that skipped validation): not shared
             return dict(labels)
+
+    def _scope(self, namespace: str, labels: dict | None) -> tuple:
+        """The one (namespace, labels) tuple of the objects that have these two; the labels are
+        already the shared ones, so their identity says which. (The selectable-field values are
+        not in it: a running pod's podIP, an Event's involvedObject.uid make most of them unique.)"""
+        # an entry holds its labels, so their id cannot be reused while it is in the table
+        return self._scopes.get((namespace, id(labels)), lambda: (namespace, labels))
 
     def _bucket(self, resource: Hashable, namespace: str) -> _Bucket:
         buckets = self._buckets.setdefault(resource, {})

@@ -392,6 +392,9 @@ class MockAPIServer(MockAPI):
         collecting = gc.isenabled()
         gc.disable()
         try:
+            from mockapi import uvicorn_lean
+
+            uvicorn_lean.install()  # uvicorn's Server and Config without its command line (click, supervisors)
             from mockapi import app as app_
             from mockapi.http import lifecycle  # noqa: F401 - uvicorn, imported here with the collector off
             from mockapi.settings import Settings
