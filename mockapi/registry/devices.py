@@ -24,6 +24,7 @@ NAMESPACES = errors.GroupResource("", "namespaces")
 
 class DeviceConstraintsStrategy(CustomResourceStrategy):
     claim_spec_at = "spec"
+    pure_create = True  # the constraints' cost, from the spec alone (a privileged claim's admission is apart)
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         at = self.claim_spec_at

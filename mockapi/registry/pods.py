@@ -46,6 +46,7 @@ _UPDATABLE = (
 
 class PodStrategy(Strategy):
     return_deleted_object = True
+    pure_create = True  # defaults, status and validation from the spec alone (admission is apart)
 
     def prepare_for_create(self, obj: dict) -> None:
         set_defaults(obj)

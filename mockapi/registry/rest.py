@@ -27,6 +27,7 @@ from mockapi.registry import strategy as strategies
 from mockapi.registry.cluster import Cluster, ServiceRanges
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
 from mockapi.registry.types import TypeRegistry
+from mockapi.registry.verdicts import Verdicts
 from mockapi.schema import meta as meta_rules
 from mockapi.schema import structural
 from mockapi.store import Store, Stored, Watcher
@@ -73,6 +74,7 @@ class Registry:
         self._single_schema: dict[ResourceType, bool] = {}
         types.on_change(self._schemas_changed)
         self._loads = ManagedFieldsLoads()
+        self.verdicts = Verdicts()  # what clean creates made of their objects' own fields
         # pods bound to a node are deleted gracefully, for a kubelet to end (the simulated kubelet runs)
         self.kubelet = False
         # The server's authorizer when it is not AlwaysAllow (mockapi.auth.rbac.RBACAuthorizer sets
@@ -87,6 +89,7 @@ class Registry:
     def _schemas_changed(self) -> None:
         self._schemas_since = self.store.resource_version
         self._single_schema.clear()
+        self.verdicts.clear()
 
     def _unchanged_fields(self, rt: ResourceType, obj: dict, old: dict | None) -> tuple[str, ...]:
         """Top-level fields an update leaves exactly as stored, when the stored object was admitted
@@ -295,9 +298,15 @@ class Registry:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
-        self._prepare(rt, strategy.prepare_for_create, obj)
+        # the kind's own fields as an earlier clean create of the same ones made them, or prepared
+        key = self.verdicts.key(obj) if strategy.pure_create else None
+        settled = key is not None and self.verdicts.take(rt, key, obj)
+        if not settled:
+            self._prepare(rt, strategy.prepare_for_create, obj)
         strategy.check_requester(self.cluster, obj, None, opts.user, self.access)
-        self._admit(rt, obj, None, opts)
+        clean = self._admit(rt, obj, None, opts, settled=settled)
+        if key is not None and clean and not settled:
+            self.verdicts.remember(rt, key, obj)  # before admission and field ownership change it
         if not applied:
             self._track_fields(rt, None, obj, opts, subresource="")
         namespaces.admit(self.cluster, rt, obj)
@@ -645,10 +654,16 @@ class Registry:
                 _raise_decode_errors(rt, found)
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), found) from None
 
-    def _admit(self, rt: ResourceType, obj: dict, old: dict | None, opts: WriteOptions) -> None:
-        """Prune unknown fields (reported per fieldValidation), default, and validate."""
+    def _admit(self, rt: ResourceType, obj: dict, old: dict | None, opts: WriteOptions, *, settled: bool = False) -> bool:
+        """Prune unknown fields (reported per fieldValidation), default, and validate. Whether
+        nothing was pruned (no error either: those raise).
+
+        ``settled``: the fields other than apiVersion, kind and metadata are what an earlier clean
+        create made of the same ones (registry/verdicts.py): neither the schema nor the kind's
+        validation looks at them again."""
         unchanged = self._unchanged_fields(rt, obj, old)
-        outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged, remember=True) if rt.schema else None
+        own = tuple(k for k in obj if k not in _TYPE_META) if settled else ()
+        outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged, remember=True, settled=own) if rt.schema else None
         unknown = outcome.unknown_fields if outcome else []
         if unknown and opts.field_validation == "Strict":
             listed = ", ".join(f'unknown field "{path}"' for path in unknown)
@@ -660,10 +675,13 @@ class Registry:
         if strategy.typed:
             _raise_decode_errors(rt, problems)
         problems = meta_rules.validate_object_meta(obj["metadata"], namespaced=rt.namespaced, name_rule=strategy.name_rule) + problems
-        problems += strategy.validate_meta(obj) + strategy.validate(obj, old)
+        problems += strategy.validate_meta(obj)
+        if not settled:
+            problems += strategy.validate(obj, old)
         if problems:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name") or obj["metadata"].get("generateName", ""), problems)
         opts.warnings.extend(strategy.warnings(obj, old))
+        return not unknown
 
 
 def _propagation_finalizers(finalizers: list[str], policy: str) -> list[str]:

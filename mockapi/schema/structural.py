@@ -61,13 +61,18 @@ class Validator:
         # (see ``apply``)
         self._clean: dict[tuple[str, bytes], bytes | tuple | None] = {}
 
-    def apply(self, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False) -> Outcome:
+    def apply(self, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False, settled: tuple[str, ...] = ()) -> Outcome:
         """Prune, default and validate ``obj`` in place (metadata itself is checked by meta.py).
 
         ``unchanged``: top-level fields the caller knows this validator has already pruned,
         defaulted and passed (an update leaving them as stored): they are not walked again. The
         checks on the object as a whole (required fields, list types, embedded resources) still
         see them.
+
+        ``settled``: top-level fields the caller knows came out of an earlier apply of this
+        validator (in an object whose whole outcome was clean) exactly as they are now: no check
+        looks at them again, list types and embedded resources included (the registry's create
+        verdicts, registry/verdicts.py).
 
         ``remember``: a top-level value (``spec`` of a Pod made from a template, say) that this
         validator walked before without pruning anything or finding a problem is not walked
@@ -80,7 +85,7 @@ class Validator:
         if remember:
             known = []
             for key, value in obj.items():
-                if key not in _TYPE_META and key not in unchanged and type(value) in (dict, list):
+                if key not in _TYPE_META and key not in unchanged and key not in settled and type(value) in (dict, list):
                     encoded = _compact(value)
                     if encoded is not None:
                         entry = (key, encoded)
@@ -92,8 +97,10 @@ class Validator:
                 elif after is not None:
                     _add_defaults(obj[entry[0]], after)
             unchanged = (*unchanged, *(key for key, _ in known))
+            # remembered only from clean outcomes: their list types and embedded resources passed too
+            settled = (*settled, *(key for key, _ in known))
         try:
-            self._walk(obj, run, unchanged)
+            self._walk(obj, run, (*unchanged, *settled) if settled else unchanged, settled)
         except RecursionError:
             run.errors.append(errors.FieldError("invalid", "", "object is nested too deeply to validate"))
         unknown = run.meta_unknown + sorted(run.unknown) + run.embedded_unknown
@@ -113,7 +120,7 @@ class Validator:
                 self._clean.clear()
             self._clean[(key, before)] = None if after == before else _as_additions(before, after)
 
-    def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...]) -> None:
+    def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...], settled: tuple[str, ...] = ()) -> None:
         root, errs = self._root, run.errors
         if root.direct_object:
             _walk_object(root, obj, "", run, root.preserve, errs, root=True, skip=unchanged)
@@ -125,6 +132,8 @@ class Validator:
             for key, node in self._name_checks:
                 if key in metadata:
                     _validate(node, metadata[key], f"metadata.{key}", errs)
+        if settled and (root.has_embedded or root.has_list_type):
+            obj = {key: value for key, value in obj.items() if key not in settled}  # a view: the checks only read
         if root.has_embedded:
             _embedded_errors(root, obj, "", run.embedded_errors, root=True)
         if root.has_list_type:
@@ -190,10 +199,10 @@ def compile(schema: dict) -> Validator:  # noqa: A001 - the name the registry ca
     return validator
 
 
-def apply_schema(schema: dict, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False) -> Outcome:
+def apply_schema(schema: dict, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False, settled: tuple[str, ...] = ()) -> Outcome:
     """Prune, default and validate ``obj`` (mutated in place) against ``schema`` (see
-    :meth:`Validator.apply` for ``unchanged`` and ``remember``)."""
-    return compile(schema).apply(obj, unchanged=unchanged, remember=remember)
+    :meth:`Validator.apply` for ``unchanged``, ``remember`` and ``settled``)."""
+    return compile(schema).apply(obj, unchanged=unchanged, remember=remember, settled=settled)
 
 
 def validate_value(schema: Any, value: Any) -> list[errors.FieldError]:

@@ -1,0 +1,128 @@
+"""Create verdicts: what a create did to an object's own fields, remembered for the next one alike.
+
+A create prepares, prunes, defaults and validates the object. For the kinds whose strategy says
+so (``Strategy.pure_create``), everything that does to the fields other than ``apiVersion``,
+``kind`` and ``metadata`` (a Pod's ``spec`` and the ``status`` its strategy derives from it) is a
+function of those fields alone and of the kind's schema: objects written in a series (CI fixtures,
+a ReplicaSet's pods, a controller's claims) repeat them. So a create whose whole write came out
+clean — no unknown field, no error — leaves a verdict, keyed by those fields' compact JSON and the
+order of the object's top-level keys: the next create with the same fields takes what the first
+one made of them, and skips the kind's preparation and validation and the schema's walk of them
+(:meth:`mockapi.schema.structural.Validator.apply`'s ``settled``).
+
+What depends on anything else stays per request: system fields, ObjectMeta's rules and the
+schema's checks of metadata, the requester's checks, warnings, admission (namespaces,
+ServiceAccounts, priority), field ownership, the depth bound. A verdict remembers only clean
+outcomes, so an error or a warning always comes from the full path, in its order.
+
+A verdict holds bytes and scalars, never a value it hands out: each hit parses its own copy, so a
+caller that changes the object it got (admission does) cannot change the verdict. The table is
+bounded (forgotten all at once when full) and forgotten whenever the served types change (a CRD's
+schema, ``Registry._schemas_changed``); each verdict also names the type and schema it was made
+under and is used only under those very objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from mockapi.gvk import ResourceType
+from mockapi.schema import structural
+
+LIMIT = 1024
+_TYPE_META = frozenset({"apiVersion", "kind", "metadata"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    rt: ResourceType
+    schema: Any
+    # the fields' additions (path, key, value-or-its-JSON), put in place in the request's own value
+    additions: tuple | None
+    # or else the fields as they came out (compact JSON) and the object's top-level key order then
+    after: bytes = b""
+    order: tuple[str, ...] = ()
+
+
+class Key:
+    """A create's lookup key, taken before the strategy prepares the object."""
+
+    __slots__ = ("order", "fields")
+
+    def __init__(self, order: tuple[str, ...], fields: bytes) -> None:
+        self.order, self.fields = order, fields
+
+    def value(self) -> tuple:
+        return (self.order, self.fields)
+
+
+class Verdicts:
+    """The remembered verdicts of one registry."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        self._table: dict[tuple, Verdict] = {}
+        self._limit = limit
+        self.hits = self.misses = 0
+
+    def clear(self) -> None:
+        self._table.clear()
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def key(self, obj: dict) -> Key | None:
+        """The key of ``obj`` as the request sent it (None: not JSON orjson can encode)."""
+        try:
+            fields = orjson.dumps({k: v for k, v in obj.items() if k not in _TYPE_META})
+        except orjson.JSONEncodeError:
+            return None
+        return Key(tuple(obj), fields)
+
+    def take(self, rt: ResourceType, key: Key, obj: dict) -> bool:
+        """Make ``obj``'s own fields what the remembered create made of them; False when there is
+        no verdict for them (under this very type and schema)."""
+        verdict = self._table.get(key.value())
+        if verdict is None or verdict.rt is not rt or verdict.schema is not rt.schema:
+            self.misses += 1
+            return False
+        self.hits += 1
+        if verdict.additions is not None:
+            structural._add_defaults(obj, verdict.additions)
+            return True
+        fields = orjson.loads(verdict.after)
+        rebuilt = {k: obj[k] if k in _TYPE_META else fields[k] for k in verdict.order}
+        obj.clear()
+        obj.update(rebuilt)
+        return True
+
+    def remember(self, rt: ResourceType, key: Key, obj: dict) -> None:
+        """``obj`` is what a clean create made of the object ``key`` was taken from."""
+        try:
+            after = orjson.dumps({k: v for k, v in obj.items() if k not in _TYPE_META})
+        except orjson.JSONEncodeError:
+            return
+        order = tuple(obj)
+        additions = _additions(key, after, order)
+        if len(self._table) >= self._limit:
+            self._table.clear()
+        self._table[key.value()] = Verdict(rt, rt.schema, additions, b"" if additions is not None else after, order)
+
+
+def _additions(key: Key, after: bytes, order: tuple[str, ...]) -> tuple | None:
+    """The additions that turn the request's fields into ``after`` with the top-level keys in
+    ``order`` — checked by making them — or None when the create did more than add (then the
+    verdict keeps ``after`` whole)."""
+    found: list = []
+    before = orjson.loads(key.fields)
+    structural._find_additions(before, orjson.loads(after), (), found)
+    additions = tuple(found)
+    probe: dict = {k: None if k in _TYPE_META else before[k] for k in key.order}
+    structural._add_defaults(probe, additions)
+    if tuple(probe) != order:
+        return None
+    if orjson.dumps({k: v for k, v in probe.items() if k not in _TYPE_META}) != after:
+        return None
+    return additions
