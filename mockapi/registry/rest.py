@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import random
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,7 @@ class Registry:
         types.on_change(self._schemas_changed)
         self._loads = ManagedFieldsLoads()
         self.verdicts = Verdicts()  # what clean creates made of their objects' own fields
+        self._second: tuple = (None, "")  # the wall clock's last second and its RFC 3339 text (now())
         # pods bound to a node are deleted gracefully, for a kubelet to end (the simulated kubelet runs)
         self.kubelet = False
         # The server's authorizer when it is not AlwaysAllow (mockapi.auth.rbac.RBACAuthorizer sets
@@ -162,6 +164,13 @@ class Registry:
         return self._indexers[rt]
 
     def now(self) -> str:
+        if type(self.clock) is clocks.SystemClock:  # the wall clock's second, without a datetime
+            second = int(time.time())
+            if second == self._second[0]:
+                return self._second[1]
+            text = clocks.rfc3339(datetime.datetime.fromtimestamp(second, datetime.timezone.utc))
+            self._second = (second, text)
+            return text
         return clocks.rfc3339(self.clock.now())
 
     # ------------------------------------------------------------------- reads
