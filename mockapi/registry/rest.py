@@ -160,7 +160,21 @@ class Registry:
                     values.append(unset if found is None else sys.intern(_field_string(found)))
                 return tuple(values)
 
-            self._indexers[rt] = index if paths else None
+            def index_paths(obj: dict) -> tuple[str, ...]:
+                # index() with _dotted_path and _field_string's common cases inline: every write
+                # of a Pod reads its eight fields
+                values = []
+                for parts, unset in steps:
+                    found = obj
+                    for part in parts:
+                        found = found.get(part) if isinstance(found, dict) else None
+                    if found is None:
+                        values.append(unset)
+                    else:
+                        values.append(sys.intern(found if found.__class__ is str else _field_string(found)))
+                return tuple(values)
+
+            self._indexers[rt] = (index_paths if value is _dotted_path else index) if paths else None
         return self._indexers[rt]
 
     def now(self) -> str:
