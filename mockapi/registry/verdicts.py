@@ -24,7 +24,6 @@ under and is used only under those very objects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -36,15 +35,19 @@ LIMIT = 1024
 _TYPE_META = frozenset({"apiVersion", "kind", "metadata"})
 
 
-@dataclass(frozen=True)
 class Verdict:
-    rt: ResourceType
-    schema: Any
-    # the fields' additions (path, key, value-or-its-JSON), put in place in the request's own value
-    additions: tuple | None
-    # or else the fields as they came out (compact JSON) and the object's top-level key order then
-    after: bytes = b""
-    order: tuple[str, ...] = ()
+    """The fields as a clean create made them (compact JSON) and the object's top-level key order
+    then; from its first use on, also the additions that make them from the request's fields —
+    ``(path, key, value-or-its-JSON)``, put in place in the request's own value, cheaper than
+    parsing ``after`` whole — or None when the create did more than add. Worked out at the first
+    use, not when remembered: a create whose fields never come again pays only two encodings."""
+
+    __slots__ = ("rt", "schema", "after", "order", "additions", "tried")
+
+    def __init__(self, rt: ResourceType, schema: Any, after: bytes, order: tuple[str, ...]) -> None:
+        self.rt, self.schema, self.after, self.order = rt, schema, after, order
+        self.additions: tuple | None = None
+        self.tried = False
 
 
 class Key:
@@ -89,6 +92,8 @@ class Verdicts:
             self.misses += 1
             return False
         self.hits += 1
+        if not verdict.tried:
+            verdict.additions, verdict.tried = _additions(key, verdict.after, verdict.order), True
         if verdict.additions is not None:
             structural._add_defaults(obj, verdict.additions)
             return True
@@ -104,11 +109,9 @@ class Verdicts:
             after = orjson.dumps({k: v for k, v in obj.items() if k not in _TYPE_META})
         except orjson.JSONEncodeError:
             return
-        order = tuple(obj)
-        additions = _additions(key, after, order)
         if len(self._table) >= self._limit:
             self._table.clear()
-        self._table[key.value()] = Verdict(rt, rt.schema, additions, b"" if additions is not None else after, order)
+        self._table[key.value()] = Verdict(rt, rt.schema, after, tuple(obj))
 
 
 def _additions(key: Key, after: bytes, order: tuple[str, ...]) -> tuple | None:

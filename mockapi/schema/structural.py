@@ -57,8 +57,8 @@ class Validator:
         self._name_checks = tuple((k, metadata.props[k]) for k in names if metadata and k in metadata.props)
         # (top-level key, compact JSON) of values this validator walked without pruning or finding
         # anything -> the value it made of them (None: the same; a tuple: the defaults it added, see
-        # _as_additions; else its defaulted JSON): the same value again would come out the same
-        # (see ``apply``)
+        # _as_additions; bytes: its defaulted JSON; a _Walked: that JSON, its additions not worked
+        # out until the value comes again): the same value again would come out the same (see ``apply``)
         self._clean: dict[tuple[str, bytes], bytes | tuple | None] = {}
 
     def apply(self, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False, settled: tuple[str, ...] = ()) -> Outcome:
@@ -92,6 +92,8 @@ class Validator:
                         (known if entry in self._clean else fresh).append(entry)
             for entry in known:
                 after = self._clean[entry]
+                if type(after) is _Walked:  # its first use: how to make it again, worked out once
+                    after = self._clean[entry] = _as_additions(entry[1], after.after)
                 if type(after) is bytes:
                     obj[entry[0]] = orjson.loads(after)
                 elif after is not None:
@@ -118,7 +120,7 @@ class Validator:
                 continue
             if len(self._clean) >= _CLEAN_SIZE:
                 self._clean.clear()
-            self._clean[(key, before)] = None if after == before else _as_additions(before, after)
+            self._clean[(key, before)] = None if after == before else _Walked(after)
 
     def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...], settled: tuple[str, ...] = ()) -> None:
         root, errs = self._root, run.errors
@@ -138,6 +140,15 @@ class Validator:
             _embedded_errors(root, obj, "", run.embedded_errors, root=True)
         if root.has_list_type:
             _list_type_errors(root, obj, "", run.list_errors)
+
+
+class _Walked:
+    """A remembered value's JSON as the walk made it, not yet used again (see _as_additions)."""
+
+    __slots__ = ("after",)
+
+    def __init__(self, after: bytes) -> None:
+        self.after = after
 
 
 def _compact(value: Any) -> bytes | None:
