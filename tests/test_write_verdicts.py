@@ -22,7 +22,7 @@ DEVICES = "devmgmtproto.k8s.io"
 def _server(*, remembering: bool):
     server = app_.build(clock=FakeClock(), uids=SequentialUIDs())
     if not remembering:
-        server.registry.verdicts.take = lambda *args: False
+        server.registry.verdicts.take = lambda *args: None
         server.registry.verdicts.remember = lambda *args: None
     return server
 
@@ -198,5 +198,29 @@ def test_a_verdict_is_used_only_under_the_type_and_schema_it_was_made_under():
 
     key = registry.verdicts.key(request())
     claims = server.types.by_kind(DEVICES, "v1alpha1", "DeviceClaim")
-    assert not registry.verdicts.take(claims, key, request())
-    assert registry.verdicts.take(pools, key, request())
+    assert registry.verdicts.take(claims, key, request()) is None
+    assert registry.verdicts.take(pools, key, request()) is not None
+
+
+def _deep(levels: int):
+    value: object = "x"
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("levels", [60, 92, 93, 94, 97, 98])
+def test_the_depth_bound_after_a_verdict_is_the_full_paths(levels):
+    """A verdict's fields are not encoded again for the stored-depth bound: the answer at the
+    edge of the bound (a preserve-unknown-fields spec nested ``levels`` deep) is the same."""
+    answers = []
+    for server in (_server(remembering=True), _server(remembering=False)):
+        crds = server.types.by_kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+        crd = _crd("red")
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        server.registry.create(crds, "", crd, WriteOptions())
+        widgets = server.types.by_kind("example.com", "v1", "Widget")
+        for i in range(3):
+            body = {"metadata": {"name": f"w{i}", "labels": {"a": "b"}}, "spec": _deep(levels)}
+            answers.append(_refusal(server, widgets, "default", body, WriteOptions())[0])
+    assert answers[:3] == answers[3:]

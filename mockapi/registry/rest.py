@@ -323,7 +323,8 @@ class Registry:
             meta.pop("generation", None)
         # the kind's own fields as an earlier clean create of the same ones made them, or prepared
         key = self.verdicts.key(obj) if strategy.pure_create else None
-        settled = key is not None and self.verdicts.take(rt, key, obj)
+        verdict = self.verdicts.take(rt, key, obj) if key is not None else None
+        settled = verdict is not None
         if not settled:
             self._prepare(rt, strategy.prepare_for_create, obj)
         strategy.check_requester(self.cluster, obj, None, opts.user, self.access)
@@ -335,7 +336,9 @@ class Registry:
         namespaces.admit(self.cluster, rt, obj)
         strategy.admit(self.cluster, obj)
         _canonicalize(obj)
-        _check_stored_depth(rt, obj, admitted=True)
+        # admission that cannot change the object leaves its own fields as the verdict has them
+        bound = verdict.brackets if verdict is not None and type(strategy).admit is strategies.Strategy.admit else None
+        _check_stored_depth(rt, obj, admitted=True, settled_brackets=bound)
         strategy.before_store(self.cluster, obj, None)
         if opts.dry_run:
             if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]) is not None:
@@ -759,7 +762,7 @@ def _check_patched_name(patched: Any, name: str, namespace: str) -> None:
         raise errors.bad_request(f"the namespace of the object ({moved}) does not match the namespace on the URL ({namespace})")
 
 
-def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False) -> None:
+def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False, settled_brackets: int | None = None) -> None:
     """What is stored must decode again (a GET, then a PUT): its depth, managedFields included,
     stays within the decoder's limit. Patches and managedFields could otherwise grow it.
 
@@ -767,8 +770,15 @@ def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False) -
     before (stored, or sent in a body the decoder bounded), or just computed from ``obj`` — and a
     field set nests at most one level deeper than the fields it records, four levels down
     (metadata.managedFields[i].fieldsV1). So ``obj`` without its managedFields within
-    MAX_DEPTH - 5 levels proves the whole is within MAX_DEPTH, at a third of the walk."""
-    if admitted and _within_depth_without_managed_fields(obj, decoding.MAX_DEPTH - _FIELD_SET_EXTRA):
+    MAX_DEPTH - 5 levels proves the whole is within MAX_DEPTH, at a third of the walk.
+
+    ``settled_brackets``: every field but apiVersion, kind and metadata is as a create verdict
+    holds it, whose JSON has this many brackets (registry/verdicts.py): none of them nests deeper,
+    so only metadata is encoded."""
+    limit = decoding.MAX_DEPTH - _FIELD_SET_EXTRA
+    if admitted and settled_brackets is not None and settled_brackets < limit and _metadata_within(obj, limit):
+        return
+    if admitted and _within_depth_without_managed_fields(obj, limit):
         return
     if decoding.depth_exceeds(obj, decoding.MAX_DEPTH):
         name = obj["metadata"].get("name", "") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else ""
@@ -777,6 +787,19 @@ def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False) -
 
 
 _FIELD_SET_EXTRA = 5  # metadata, managedFields, the entry, fieldsV1's root, and its leaves' {}
+
+
+def _metadata_within(obj: dict, limit: int) -> bool:
+    """Whether the object's metadata without managedFields nests less than ``limit`` levels
+    (screened by its brackets; False when it cannot tell)."""
+    meta = obj.get("metadata")
+    if type(meta) is not dict:
+        return False
+    try:
+        encoded = orjson.dumps({k: v for k, v in meta.items() if k != "managedFields"})
+    except orjson.JSONEncodeError:
+        return False
+    return encoded.count(b"{") + encoded.count(b"[") < limit
 
 
 def _within_depth_without_managed_fields(obj: dict, limit: int) -> bool:

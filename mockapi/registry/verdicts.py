@@ -42,12 +42,17 @@ class Verdict:
     parsing ``after`` whole — or None when the create did more than add. Worked out at the first
     use, not when remembered: a create whose fields never come again pays only two encodings."""
 
-    __slots__ = ("rt", "schema", "after", "order", "additions", "tried")
+    __slots__ = ("rt", "schema", "after", "order", "additions", "tried", "brackets")
 
     def __init__(self, rt: ResourceType, schema: Any, after: bytes, order: tuple[str, ...]) -> None:
         self.rt, self.schema, self.after, self.order = rt, schema, after, order
         self.additions: tuple | None = None
         self.tried = False
+        self.brackets = 0  # of ``after``, from the first use on: no field of it nests deeper (the depth bound)
+
+    def _first_use(self, key: "Key") -> None:
+        self.additions, self.tried = _additions(key, self.after, self.order), True
+        self.brackets = self.after.count(b"{") + self.after.count(b"[")
 
 
 class Key:
@@ -84,24 +89,24 @@ class Verdicts:
             return None
         return Key(tuple(obj), fields)
 
-    def take(self, rt: ResourceType, key: Key, obj: dict) -> bool:
-        """Make ``obj``'s own fields what the remembered create made of them; False when there is
-        no verdict for them (under this very type and schema)."""
+    def take(self, rt: ResourceType, key: Key, obj: dict) -> Verdict | None:
+        """Make ``obj``'s own fields what the remembered create made of them, and return the
+        verdict; None when there is none for them (under this very type and schema)."""
         verdict = self._table.get(key.value())
         if verdict is None or verdict.rt is not rt or verdict.schema is not rt.schema:
             self.misses += 1
-            return False
+            return None
         self.hits += 1
         if not verdict.tried:
-            verdict.additions, verdict.tried = _additions(key, verdict.after, verdict.order), True
+            verdict._first_use(key)
         if verdict.additions is not None:
             structural._add_defaults(obj, verdict.additions)
-            return True
+            return verdict
         fields = orjson.loads(verdict.after)
         rebuilt = {k: obj[k] if k in _TYPE_META else fields[k] for k in verdict.order}
         obj.clear()
         obj.update(rebuilt)
-        return True
+        return verdict
 
     def remember(self, rt: ResourceType, key: Key, obj: dict) -> None:
         """``obj`` is what a clean create made of the object ``key`` was taken from."""
