@@ -224,3 +224,21 @@ def test_the_depth_bound_after_a_verdict_is_the_full_paths(levels):
             body = {"metadata": {"name": f"w{i}", "labels": {"a": "b"}}, "spec": _deep(levels)}
             answers.append(_refusal(server, widgets, "default", body, WriteOptions())[0])
     assert answers[:3] == answers[3:]
+
+
+def test_an_update_leaving_the_validated_fields_as_stored_is_not_validated_by_the_kind_again(monkeypatch):
+    from mockapi.registry import pods as pod_rules
+
+    server = _server(remembering=True)
+    registry, pods = server.registry, server.types.by_kind("", "v1", "Pod")
+    calls = []
+    validate = pod_rules.PodStrategy.validate
+    monkeypatch.setattr(pod_rules.PodStrategy, "validate", lambda self, obj, old: calls.append(old is not None) or validate(self, obj, old))
+    stored = orjson.loads(registry.create(pods, "default", _pod("p"), WriteOptions()).raw)
+    stored["metadata"]["labels"]["app"] = "other"  # the spec as stored
+    relabelled = orjson.loads(registry.update(pods, "default", "p", copy.deepcopy(stored), WriteOptions()).raw)
+    assert calls == [False] and relabelled["metadata"]["labels"]["app"] == "other"
+    relabelled["spec"]["containers"][0]["ports"][0]["containerPort"] = 70000  # a changed spec is validated
+    with pytest.raises(errors.StatusError) as refused:
+        registry.update(pods, "default", "p", relabelled, WriteOptions())
+    assert calls == [False, True] and refused.value.code == 422

@@ -686,7 +686,8 @@ class Registry:
 
         ``settled``: the fields other than apiVersion, kind and metadata are what an earlier clean
         create made of the same ones (registry/verdicts.py): neither the schema nor the kind's
-        validation looks at them again."""
+        validation looks at them again. An update leaving every field the kind validates as
+        stored (``Strategy.validated_fields``) is not validated by the kind again either."""
         unchanged = self._unchanged_fields(rt, obj, old)
         own = tuple(k for k in obj if k not in _TYPE_META) if settled else ()
         outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged, remember=True, settled=own) if rt.schema else None
@@ -702,7 +703,8 @@ class Registry:
             _raise_decode_errors(rt, problems)
         problems = meta_rules.validate_object_meta(obj["metadata"], namespaced=rt.namespaced, name_rule=strategy.name_rule) + problems
         problems += strategy.validate_meta(obj)
-        if not settled:
+        fields = strategy.validated_fields
+        if not settled and not (fields is not None and old is not None and all(f in unchanged for f in fields)):
             problems += strategy.validate(obj, old)
         if problems:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name") or obj["metadata"].get("generateName", ""), problems)
