@@ -242,3 +242,24 @@ def test_an_update_leaving_the_validated_fields_as_stored_is_not_validated_by_th
     with pytest.raises(errors.StatusError) as refused:
         registry.update(pods, "default", "p", relabelled, WriteOptions())
     assert calls == [False, True] and refused.value.code == 422
+
+
+def test_an_update_whose_defaults_make_the_stored_spec_again_is_answered_as_when_validated(monkeypatch):
+    """A PUT of the spec as the user wrote it (no server defaults): equal to the stored spec once
+    defaulted, so the kind does not validate it again — and the answer is the validating one."""
+    from mockapi.registry import pods as pod_rules
+
+    answers, calls = [], []
+    validate = pod_rules.PodStrategy.validate
+    monkeypatch.setattr(pod_rules.PodStrategy, "validate", lambda self, obj, old: calls.append(old is not None) or validate(self, obj, old))
+    for fields in (("spec",), None):
+        monkeypatch.setattr(pod_rules.PodStrategy, "validated_fields", fields)
+        server = _server(remembering=True)
+        pods = server.types.by_kind("", "v1", "Pod")
+        written = _pod("p", automountServiceAccountToken=False, serviceAccountName="default")
+        stored = orjson.loads(server.registry.create(pods, "default", copy.deepcopy(written), WriteOptions()).raw)
+        written["metadata"]["labels"]["app"] = "other"
+        written["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+        answers.append(server.registry.update(pods, "default", "p", written, WriteOptions()).raw)
+    assert calls == [False, False, True] and answers[0] == answers[1]
+    assert orjson.loads(answers[0])["spec"] == stored["spec"]

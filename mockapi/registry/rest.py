@@ -98,21 +98,35 @@ class Registry:
         by this very schema (written since the served types last changed, and the only schema of
         its resource): pruning, defaulting and validating them again would change nothing. Equal
         means equal JSON (``true`` is not ``1``), compared as compact bytes."""
-        if old is None or not rt.schema:
+        if old is None or not rt.schema or not self._admitted_now(rt, old):
             return ()
+        return tuple(key for key, value in obj.items() if key not in _TYPE_META and type(value) in (dict, list) and key in old
+                     and _same_json(value, old[key]))
+
+    def _admitted_now(self, rt: ResourceType, old: dict) -> bool:
+        """Whether the stored ``old`` was admitted by the schema and rules serving ``rt`` today:
+        written since the served types last changed, and ``rt`` the only version of its resource."""
         try:
             if int(old["metadata"]["resourceVersion"]) <= self._schemas_since:
-                return ()
+                return False
         except (KeyError, TypeError, ValueError):
-            return ()
+            return False
         single = self._single_schema.get(rt)
         if single is None:
             versions = [t for t in self.types.kinds_of_group(rt.group) if t.plural == rt.plural]
             single = self._single_schema[rt] = len(versions) == 1
-        if not single:
-            return ()
-        return tuple(key for key, value in obj.items() if key not in _TYPE_META and type(value) in (dict, list) and key in old
-                     and _same_json(value, old[key]))
+        return single
+
+    def _validated_before(self, rt: ResourceType, strategy: strategies.Strategy, obj: dict, old: dict | None, unchanged: tuple[str, ...]) -> bool:
+        """Whether the kind's validation of ``obj`` would find what it found in ``old`` — nothing:
+        every field it validates (``Strategy.validated_fields``) is as stored, as JSON before the
+        schema's defaults or equal (``==``) after them, and ``old`` was admitted by today's rules."""
+        fields = strategy.validated_fields
+        if fields is None or old is None:
+            return False
+        if all(f in unchanged for f in fields):
+            return True
+        return all(f in obj and f in old and obj[f] == old[f] for f in fields) and self._admitted_now(rt, old)
 
     def _load_for_write(self, rt: ResourceType, stored: Stored) -> dict:
         """A stored object to write from, in the version of ``rt``: a fresh dict, but for its
@@ -703,8 +717,7 @@ class Registry:
             _raise_decode_errors(rt, problems)
         problems = meta_rules.validate_object_meta(obj["metadata"], namespaced=rt.namespaced, name_rule=strategy.name_rule) + problems
         problems += strategy.validate_meta(obj)
-        fields = strategy.validated_fields
-        if not settled and not (fields is not None and old is not None and all(f in unchanged for f in fields)):
+        if not settled and not self._validated_before(rt, strategy, obj, old, unchanged):
             problems += strategy.validate(obj, old)
         if problems:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name") or obj["metadata"].get("generateName", ""), problems)

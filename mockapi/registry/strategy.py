@@ -53,9 +53,9 @@ class Strategy:
     # remembered for the next create with the same fields (registry/verdicts.py). Say so per class.
     pure_create = False
     # The top-level fields validate(obj, old) reads, when it reads nothing else and finds nothing in
-    # them once a write it passed stored them: an update that leaves all of them as stored (and
-    # admitted by today's schema, Registry._unchanged_fields) is not validated by the kind again.
-    # None: unknown (always validated).
+    # values equal (==) to those a write it passed stored: an update that leaves all of them as
+    # stored (by an object admitted under today's schema, Registry._validated_before) is not
+    # validated by the kind again. None: unknown (always validated).
     validated_fields: tuple[str, ...] | None = None
 
     def __init__(self, rt: ResourceType) -> None:
