@@ -74,18 +74,18 @@ def test_creates_that_take_a_verdict_store_exactly_what_the_full_path_stores():
     bodies = _bodies()
     assert _run(remembering, bodies) == _run(computing, bodies)
     verdicts = remembering.registry.verdicts
-    assert verdicts.hits == len(bodies) - len(verdicts) and len(verdicts) == 6
+    assert verdicts.hits == len(bodies) - 2 * len(verdicts) and len(verdicts) == 6  # kept from the second on
 
 
 def test_a_verdict_that_was_more_than_additions_rebuilds_the_object_in_its_key_order():
     bodies = []
-    for i in range(2):
+    for i in range(3):
         body = _pod(f"p{i}")  # status first, then changed by the strategy: the object's own order kept
         bodies.append(("", "Pod", "default", {"status": {"phase": "Running"}, "spec": body["spec"], "metadata": body["metadata"]}))
     remembering = _server(remembering=True)
     stored = _run(remembering, bodies)
     assert stored == _run(_server(remembering=False), bodies)
-    assert list(orjson.loads(stored[1])) == ["status", "spec", "metadata", "apiVersion", "kind"]
+    assert list(orjson.loads(stored[2])) == ["status", "spec", "metadata", "apiVersion", "kind"]
     (verdict,) = remembering.registry.verdicts._table.values()
     assert verdict.additions is None and remembering.registry.verdicts.hits == 1
 
@@ -116,7 +116,8 @@ def test_errors_and_warnings_after_a_remembered_verdict_are_the_full_paths(meta,
         rt = server.types.by_kind(group, version, kind)
         serviceaccounts._rng.seed(3)
         server.registry._rng.seed(3)  # generateName's suffix
-        server.registry.create(rt, namespace, {"metadata": {"name": "first"}, "spec": copy.deepcopy(spec)}, WriteOptions())
+        for name in ("first", "second"):  # a verdict is kept from the second clean create on
+            server.registry.create(rt, namespace, {"metadata": {"name": name}, "spec": copy.deepcopy(spec)}, WriteOptions())
         body = {"metadata": copy.deepcopy(meta), "spec": copy.deepcopy(spec)}
         answers.append(_refusal(server, rt, namespace, body, WriteOptions(field_validation=validation)))
     assert len(remembering.registry.verdicts) == 1
@@ -139,8 +140,9 @@ def test_an_invalid_spec_is_never_remembered_and_refused_every_time():
 def test_what_a_caller_or_admission_does_to_a_created_object_never_reaches_the_verdict():
     server = _server(remembering=True)
     pods = server.types.by_kind("", "v1", "Pod")
+    server.registry.create(pods, "default", _pod("p"), WriteOptions())
     first = _pod("p0")
-    server.registry.create(pods, "default", first, WriteOptions())
+    server.registry.create(pods, "default", first, WriteOptions())  # the verdict is made of this one
     first["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "99"  # the caller's body, changed afterwards
     first["spec"]["enableServiceLinks"] = False
     first["status"]["phase"] = "Poisoned"
@@ -176,8 +178,8 @@ def test_a_changed_crd_schema_forgets_the_verdicts_made_under_the_old_one():
     registry.create(crds, "", _crd("red"), WriteOptions())
     widgets = server.types.by_kind("example.com", "v1", "Widget")
     colors = [orjson.loads(registry.create(widgets, "default", {"metadata": {"name": f"w{i}"}, "spec": {"size": 1}}, WriteOptions()).raw)["spec"]["color"]
-              for i in range(2)]
-    assert colors == ["red", "red"] and registry.verdicts.hits == 1
+              for i in range(3)]
+    assert colors == ["red", "red", "red"] and registry.verdicts.hits == 1
     current = orjson.loads(registry.get(crds, "", "widgets.example.com").raw)
     changed = _crd("blue")
     changed["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
@@ -193,6 +195,8 @@ def test_a_verdict_is_used_only_under_the_type_and_schema_it_was_made_under():
     pools = server.types.by_kind(DEVICES, "v1alpha1", "DevicePool")
     body = {"metadata": {"name": "p0"}, "spec": {"driver": "d", "devices": []}}
     registry.create(pools, "", copy.deepcopy(body), WriteOptions())
+    registry.create(pools, "", {**copy.deepcopy(body), "metadata": {"name": "p1"}}, WriteOptions())
+
     def request():  # as create() has it when it looks the verdict up
         return {"metadata": {}, "spec": copy.deepcopy(body["spec"]), "apiVersion": f"{DEVICES}/v1alpha1", "kind": "DevicePool"}
 

@@ -5,10 +5,11 @@ so (``Strategy.pure_create``), everything that does to the fields other than ``a
 ``kind`` and ``metadata`` (a Pod's ``spec`` and the ``status`` its strategy derives from it) is a
 function of those fields alone and of the kind's schema: objects written in a series (CI fixtures,
 a ReplicaSet's pods, a controller's claims) repeat them. So a create whose whole write came out
-clean — no unknown field, no error — leaves a verdict, keyed by those fields' compact JSON and the
-order of the object's top-level keys: the next create with the same fields takes what the first
-one made of them, and skips the kind's preparation and validation and the schema's walk of them
-(:meth:`mockapi.schema.structural.Validator.apply`'s ``settled``).
+clean — no unknown field, no error — leaves a verdict (from the second such create on), keyed by
+those fields' compact JSON and the order of the object's top-level keys: the next create with the
+same fields takes what the earlier one made of them, and skips the kind's preparation and
+validation and the schema's walk of them (:meth:`mockapi.schema.structural.Validator.apply`'s
+``settled``).
 
 What depends on anything else stays per request: system fields, ObjectMeta's rules and the
 schema's checks of metadata, the requester's checks, warnings, admission (namespaces,
@@ -17,7 +18,7 @@ outcomes, so an error or a warning always comes from the full path, in its order
 
 A verdict holds bytes and scalars, never a value it hands out: each hit parses its own copy, so a
 caller that changes the object it got (admission does) cannot change the verdict. The table is
-bounded (forgotten all at once when full) and forgotten whenever the served types change (a CRD's
+bounded (256, forgotten all at once when full) and forgotten whenever the served types change (a CRD's
 schema, ``Registry._schemas_changed``); each verdict also names the type and schema it was made
 under and is used only under those very objects.
 """
@@ -31,7 +32,7 @@ import orjson
 from mockapi.gvk import ResourceType
 from mockapi.schema import structural
 
-LIMIT = 1024
+LIMIT = 256  # a series repeats a few templates; each verdict holds its fields' JSON (twice if changed)
 _TYPE_META = frozenset({"apiVersion", "kind", "metadata"})
 
 
@@ -73,10 +74,14 @@ class Verdicts:
     def __init__(self, limit: int = LIMIT) -> None:
         self._table: dict[tuple, Verdict] = {}
         self._limit = limit
+        # the keys (by hash) of clean creates seen once: a verdict is kept from the second on, so
+        # objects whose fields never repeat (a pool per node) cost a hash each, not their JSON twice
+        self._seen: set[int] = set()
         self.hits = self.misses = 0
 
     def clear(self) -> None:
         self._table.clear()
+        self._seen.clear()
 
     def __len__(self) -> int:
         return len(self._table)
@@ -109,11 +114,20 @@ class Verdicts:
         return verdict
 
     def remember(self, rt: ResourceType, key: Key, obj: dict) -> None:
-        """``obj`` is what a clean create made of the object ``key`` was taken from."""
+        """``obj`` is what a clean create made of the object ``key`` was taken from (kept when
+        such a create was seen before)."""
+        seen = hash(key.value())
+        if seen not in self._seen:
+            if len(self._seen) >= 4 * self._limit:
+                self._seen.clear()
+            self._seen.add(seen)
+            return
         try:
             after = orjson.dumps({k: v for k, v in obj.items() if k not in _TYPE_META})
         except orjson.JSONEncodeError:
             return
+        if after == key.fields:
+            after = key.fields  # one copy of what the create left as sent
         if len(self._table) >= self._limit:
             self._table.clear()
         self._table[key.value()] = Verdict(rt, rt.schema, after, tuple(obj))

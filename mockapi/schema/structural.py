@@ -60,6 +60,9 @@ class Validator:
         # _as_additions; bytes: its defaulted JSON; a _Walked: that JSON, its additions not worked
         # out until the value comes again): the same value again would come out the same (see ``apply``)
         self._clean: dict[tuple[str, bytes], bytes | tuple | None] = {}
+        # (by hash) the values the walk changed, walked clean once: one that never comes again (a
+        # pool per node) costs a hash, not its defaulted JSON kept until the table is full
+        self._seen: set[int] = set()
 
     def apply(self, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False, settled: tuple[str, ...] = ()) -> Outcome:
         """Prune, default and validate ``obj`` in place (metadata itself is checked by meta.py).
@@ -118,6 +121,13 @@ class Validator:
             after = _compact(obj[key])
             if after is None:
                 continue
+            if after != before:  # a value the walk changed is kept from its second clean walk on
+                seen = hash((key, before))
+                if seen not in self._seen:
+                    if len(self._seen) >= 4 * _CLEAN_SIZE:
+                        self._seen.clear()
+                    self._seen.add(seen)
+                    continue
             if len(self._clean) >= _CLEAN_SIZE:
                 self._clean.clear()
             self._clean[(key, before)] = None if after == before else _Walked(after)
