@@ -18,9 +18,9 @@ outcomes, so an error or a warning always comes from the full path, in its order
 
 A verdict holds bytes and scalars, never a value it hands out: each hit parses its own copy, so a
 caller that changes the object it got (admission does) cannot change the verdict. The table is
-bounded (256, forgotten all at once when full) and forgotten whenever the served types change (a CRD's
-schema, ``Registry._schemas_changed``); each verdict also names the type and schema it was made
-under and is used only under those very objects.
+bounded (256, forgotten all at once when full) and forgotten whenever the served types change (a
+CRD's schema, ``Registry._schemas_changed``); each verdict also names the type and schema it was
+made under and is used only under those very objects.
 """
 
 from __future__ import annotations
