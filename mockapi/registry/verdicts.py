@@ -32,6 +32,9 @@ import orjson
 from mockapi.gvk import ResourceType
 from mockapi.schema import structural
 
+# Values orjson would encode as something else (a datetime as its text, a str subclass, a
+# dataclass) are left to the full path: only what JSON decoding makes is known by its JSON.
+_PLAIN_ONLY = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
 LIMIT = 256  # a series repeats a few templates; each verdict holds its fields' JSON (twice if changed)
 _TYPE_META = frozenset({"apiVersion", "kind", "metadata"})
 
@@ -89,7 +92,7 @@ class Verdicts:
     def key(self, obj: dict) -> Key | None:
         """The key of ``obj`` as the request sent it (None: not JSON orjson can encode)."""
         try:
-            fields = orjson.dumps({k: v for k, v in obj.items() if k not in _TYPE_META})
+            fields = orjson.dumps({k: v for k, v in obj.items() if k not in _TYPE_META}, option=_PLAIN_ONLY)
         except orjson.JSONEncodeError:
             return None
         return Key(tuple(obj), fields)
