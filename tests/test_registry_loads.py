@@ -4,6 +4,8 @@ equal managedFields are parsed once and shared."""
 from __future__ import annotations
 
 import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mockapi.registry.loads import ManagedFieldsLoads
 
@@ -48,3 +50,30 @@ def test_the_lists_kept_are_bounded():
     for i in range(500):
         loads.load(_raw("a", managed=[dict(MANAGED[0], manager=f"m{i}")]))
     assert sum(len(bucket) for bucket in loads._by_prefix.values()) <= 64
+
+
+def test_a_custom_field_named_managed_fields_before_metadata_is_never_taken_for_it():
+    loads = ManagedFieldsLoads()
+    loads.load(_raw("a"))
+    for meta in ({"name": "b"}, {"name": "b", "managedFields": []}, {"name": "b", "managedFields": MANAGED}):
+        raw = orjson.dumps({"apiVersion": "v1", "kind": "Thing", "spec": {"managedFields": MANAGED}, "metadata": meta})
+        obj = loads.load(raw)
+        assert obj == orjson.loads(raw) and orjson.dumps(obj) == raw
+
+
+_names = st.sampled_from(["a", "b", "managedFields"])
+_values = st.recursive(st.one_of(st.none(), st.integers(0, 2), _names), lambda inner: st.one_of(st.lists(inner, max_size=2),
+                       st.dictionaries(_names, inner, max_size=2)), max_leaves=6)
+_lists = st.sampled_from([None, [], MANAGED, [dict(MANAGED[0], manager="other")], [{"managedFields": 1}]])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_lists, _values, st.booleans()), min_size=1, max_size=6))
+def test_any_sequence_of_loads_is_the_sequence_of_parses(steps):
+    loads = ManagedFieldsLoads()
+    for managed, spec, spec_first in steps:
+        meta = {"name": "x"} if managed is None else {"name": "x", "managedFields": managed}
+        obj = {"spec": spec, "metadata": meta} if spec_first else {"metadata": meta, "spec": spec}
+        raw = orjson.dumps(obj)
+        loaded = loads.load(raw)
+        assert loaded == obj and orjson.dumps(loaded) == raw

@@ -30,7 +30,7 @@ from typing import Any
 from mockapi import decoding, errors
 from mockapi.fieldmanager import managed as entries
 from mockapi.fieldmanager.conflict import Conflict, conflict_error
-from mockapi.fieldmanager.fieldset import difference, has, intersection, paths, union
+from mockapi.fieldmanager.fieldset import covers, difference, has, intersection, paths, union
 from mockapi.fieldmanager.managed import (
     APPLY,
     UPDATE,
@@ -87,6 +87,8 @@ def update(
             added, modified, removed = compare_objects(root_type(schema), old, new, ignore)
     except TypedError:
         return list(_managed_fields(old) or ())  # UpdateNoErrors keeps what was there
+    if not managers:  # a create that sends no managedFields: the writer's entry is all there is
+        return [Entry(manager, UPDATE, api_version, subresource, now, added).encode()] if added else []
     if not (added or modified or removed):
         return list(stored) if stored is not None else entries.encode(_disown(managers, {}, keep=None))
     changed = union(modified, added)
@@ -283,7 +285,7 @@ def _within_own_fields(managers: Managers, key: Key, changed: dict) -> bool:
     """Whether ``changed`` lies within the fields of ``key``'s entry and outside every other
     (non-empty) entry's: then disowning it and giving it back to ``key`` changes no entry's fields."""
     mine = managers.get(key)
-    if mine is None or union(mine.fields, changed) is not mine.fields:
+    if mine is None or not covers(mine.fields, changed):
         return False
     return all(entry is mine or (entry.fields and difference(entry.fields, changed) is entry.fields) for entry in managers.values())
 

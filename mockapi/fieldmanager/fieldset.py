@@ -83,6 +83,28 @@ def union(a: dict, b: dict) -> dict:
     return sorted_node(out) if appended else out
 
 
+def covers(a: dict, b: dict) -> bool:
+    """Whether ``union(a, b) is a``: every path of b, with its membership, is already in a (and a
+    is not empty, unless b is). A walk of b that builds nothing."""
+    if not b:
+        return True
+    if not a:
+        return False
+    for key, child in b.items():
+        if key == MEMBER:
+            continue
+        mine = a.get(key)
+        if mine is None:
+            return False
+        if mine is child:
+            continue
+        if (not child or MEMBER in child) and not (not mine or MEMBER in mine):
+            return False
+        if len(child) > (MEMBER in child) and not (len(mine) > (MEMBER in mine) and covers(mine, child)):
+            return False
+    return True
+
+
 def _union_node(a: dict, b: dict) -> dict:
     if a is b:
         return a

@@ -5,7 +5,8 @@ the cap on Update entries (apimachinery ``util/managedfields/internal``: ``manag
 A manager is identified by its name, operation, subresource and, for Update entries only, the
 apiVersion it wrote with: an applier keeps one entry across versions, an updater has one per
 version. Entries decoded from a stored object are trusted to be in kube's canonical form and are
-written back untouched when nothing about them changed.
+written back untouched when nothing about them changed. A stored list that many loads share
+(:func:`share`, registry/loads.py) is decoded once.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class Entry:
         return Entry(self.manager, self.operation, self.api_version, self.subresource, self.time, fields)
 
     def with_time(self, time: str | None) -> Entry:
+        if time == self.time:  # the same entry, still written back as stored
+            return self
         return Entry(self.manager, self.operation, self.api_version, self.subresource, time, self.fields)
 
     def identifier(self) -> str:
@@ -90,16 +93,41 @@ Managers = dict[Key, Entry]
 
 
 def decode(entries: Any, *, trusted: bool) -> Managers:
-    """DecodeManagedFields. ``trusted``: entries this server stored, already canonical."""
-    managers: Managers = {}
+    """DecodeManagedFields. ``trusted``: entries this server stored, already canonical. A fresh
+    dict (its entries are immutable); a shared list's decoding is remembered (:func:`share`)."""
     if entries is None:
-        return managers
+        return {}
+    if trusted:
+        hit = _SHARED.get(id(entries))
+        if hit is not None and hit[0] is entries:
+            if hit[1] is None:
+                _SHARED[id(entries)] = (entries, _decode(entries, trusted=True))
+                hit = _SHARED[id(entries)]
+            return dict(hit[1])
+    return _decode(entries, trusted=trusted)
+
+
+def _decode(entries: Any, *, trusted: bool) -> Managers:
+    managers: Managers = {}
     if not isinstance(entries, list):
         raise DecodeError("managedFields must be a list")
     for index, raw in enumerate(entries):
         entry = _decode_entry(raw, index, trusted=trusted)
         managers[entry.key] = entry
     return managers
+
+
+_SHARED: dict[int, tuple[list, Managers | None]] = {}  # id -> (a shared stored list, its decoding)
+_SHARED_LIMIT = 64  # as many as registry/loads.py keeps: the lists it evicted are not held on here for long
+
+
+def share(entries: list) -> None:
+    """Declare a stored ``managedFields`` list shared by many loads and never changed in place
+    (registry/loads.py lends one parse to every load of the same bytes): its decoding is then
+    done once and remembered (the list is held, so its id stays its own)."""
+    if len(_SHARED) >= _SHARED_LIMIT:
+        _SHARED.clear()
+    _SHARED[id(entries)] = (entries, None)
 
 
 def _decode_entry(raw: Any, index: int, *, trusted: bool) -> Entry:

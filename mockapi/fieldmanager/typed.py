@@ -88,7 +88,11 @@ def item_pe(t: TypeNode, item: Any, index: int) -> str:
             raise TypedError(f"element {index}: associative list with keys may not have a null element")
         if item.__class__ is not dict:
             raise TypedError(f"element {index}: associative list with keys may not have non-map elements")
-        parts = [f"{quoted}:{_json(_key_value(t, item, name, index))}" for name, quoted in t.quoted_keys]
+        keys = t.quoted_keys
+        if len(keys) == 1:  # the usual list keyed by one field (name, type, containerPort...)
+            name, quoted = keys[0]
+            return "k:{" + quoted + ":" + _json(_key_value(t, item, name, index)) + "}"
+        parts = [f"{quoted}:{_json(_key_value(t, item, name, index))}" for name, quoted in keys]
         return "k:{" + ",".join(parts) + "}"
     if item.__class__ is dict:
         raise TypedError(f"element {index}: associative list without keys has an element that's a map type")
@@ -199,6 +203,63 @@ def _recorded_meta(meta: Any) -> Any:
     return {key: value for key, value in meta.items() if key not in STRIPPED_META}
 
 
+def _same_recorded_meta(a: dict, b: dict) -> bool:
+    """``_recorded_meta(a) == _recorded_meta(b)`` without building either (an update's metadata
+    mostly differs in the stripped fields only: resourceVersion, managedFields)."""
+    for key, value in a.items():
+        if key not in STRIPPED_META:
+            other = b.get(key, ABSENT)
+            if other is ABSENT or not (value is other or value == other):
+                return False
+    for key in b:
+        if key not in a and key not in STRIPPED_META:
+            return False
+    return True
+
+
+def _compare_metadata(lv: dict, rv: dict, added: dict, modified: dict, removed: dict) -> None:
+    """``compare(OBJECT_META, _recorded_meta(lv), _recorded_meta(rv))`` recorded under
+    ``f:metadata``, without the copies: the map walk of :func:`_compare_maps`, skipping the
+    stripped fields. Both are dicts and differ in some recorded field."""
+    out_a: dict = {}
+    out_m: dict = {}
+    out_r: dict = {}
+    fields, elem = OBJECT_META.fields, OBJECT_META.elem
+    pe = ""
+    try:
+        for key, value in lv.items():
+            if key in STRIPPED_META:
+                continue
+            other = rv.get(key, ABSENT)
+            if other is ABSENT or not (value is other or (value == other if value.__class__ is other.__class__ else equal(value, other))):
+                pe = "f:" + key
+                a, m, r = compare(fields.get(key) or elem, value, other)
+                if a is not None:
+                    out_a[pe] = a
+                if m is not None:
+                    out_m[pe] = m
+                if r is not None:
+                    out_r[pe] = r
+        for key, other in rv.items():
+            if key not in lv and key not in STRIPPED_META:
+                pe = "f:" + key
+                a, m, r = compare(fields.get(key) or elem, ABSENT, other)
+                if a is not None:
+                    out_a[pe] = a
+                if m is not None:
+                    out_m[pe] = m
+                if r is not None:
+                    out_r[pe] = r
+    except TypedError as exc:
+        raise exc.within(_prefix(pe)).within(_prefix("f:metadata")) from None
+    if out_a:
+        added["f:metadata"] = sorted_node(out_a)
+    if out_m:
+        modified["f:metadata"] = sorted_node(out_m)
+    if out_r:
+        removed["f:metadata"] = sorted_node(out_r)
+
+
 # -- comparison -------------------------------------------------------------------------------
 
 
@@ -209,7 +270,7 @@ def compare(t: TypeNode, lhs: Any, rhs: Any) -> tuple:
     if left is not None and right is not None and left is not right:
         return _compare_shapes(left, lhs, right, rhs)
     t = right or left
-    if t.leaf or (_empty(lhs) and _empty(rhs)):
+    if t.leaf or ((lhs is ABSENT or not lhs) and (rhs is ABSENT or not rhs)):
         if lhs is ABSENT:
             return LEAF, None, None
         if rhs is ABSENT:
@@ -222,8 +283,20 @@ def compare(t: TypeNode, lhs: Any, rhs: Any) -> tuple:
         _compare_maps(t, lhs, rhs, added, modified, removed)
     else:
         _compare_lists(t, lhs, rhs, added, modified, removed)
-    added = make_node(lhs is ABSENT, sorted_node(added))
-    return added, sorted_node(modified) or None, make_node(rhs is ABSENT, sorted_node(removed))
+    # make_node(member, sorted_node(children)) for each, inlined: this runs at every changed level
+    if added:
+        added = sorted_node(added)
+        if lhs is ABSENT:
+            added = {MEMBER: LEAF, **added}
+    else:
+        added = LEAF if lhs is ABSENT else None
+    if removed:
+        removed = sorted_node(removed)
+        if rhs is ABSENT:
+            removed = {MEMBER: LEAF, **removed}
+    else:
+        removed = LEAF if rhs is ABSENT else None
+    return added, (sorted_node(modified) if modified else None), removed
 
 
 def _compare_shapes(left: TypeNode, lhs: Any, right: TypeNode, rhs: Any) -> tuple:
@@ -245,25 +318,64 @@ def _empty(value: Any) -> bool:
 def _compare_maps(t: TypeNode, lhs: Any, rhs: Any, added: dict, modified: dict, removed: dict) -> None:
     left = lhs if lhs.__class__ is dict else {}
     right = rhs if rhs.__class__ is dict else {}
-    for key, lv in left.items():
-        rv = right.get(key, ABSENT)
-        if rv is ABSENT or not (lv is rv or equal(lv, rv)):
-            _record(_compare_within(t.field(key)[0], lv, rv, "f:" + key), "f:" + key, added, modified, removed)
-    for key, rv in right.items():
-        if key not in left:
-            _record(_compare_within(t.field(key)[0], ABSENT, rv, "f:" + key), "f:" + key, added, modified, removed)
+    fields, elem = t.fields, t.elem or DEDUCED_TYPE  # t.field(key), inlined
+    pe, shared = "", 0
+    try:
+        for key, lv in left.items():
+            rv = right.get(key, ABSENT)
+            if rv is not ABSENT:
+                shared += 1
+            if rv is ABSENT or not (lv is rv or (lv == rv if lv.__class__ is rv.__class__ else equal(lv, rv))):
+                pe = "f:" + key
+                a, m, r = compare(fields.get(key) or elem, lv, rv)
+                if a is not None:
+                    added[pe] = a
+                if m is not None:
+                    modified[pe] = m
+                if r is not None:
+                    removed[pe] = r
+        if shared < len(right):  # keys only on the right
+            for key, rv in right.items():
+                if key not in left:
+                    pe = "f:" + key
+                    a, m, r = compare(fields.get(key) or elem, ABSENT, rv)
+                    if a is not None:
+                        added[pe] = a
+                    if m is not None:
+                        modified[pe] = m
+                    if r is not None:
+                        removed[pe] = r
+    except TypedError as exc:
+        raise exc.within(_prefix(pe)) from None
 
 
 def _compare_lists(t: TypeNode, lhs: Any, rhs: Any, added: dict, modified: dict, removed: dict) -> None:
     left_order, left = index_items(t, lhs if lhs.__class__ is list else (), strict=False)
     right_order, right = index_items(t, rhs if rhs.__class__ is list else (), strict=False)
-    for pe in right_order:
-        lv, rv = left.get(pe, ABSENT), right[pe]
-        if lv is ABSENT or not (lv is rv or equal(lv, rv)):
-            _record(_compare_within(t.elem, lv, rv, pe), pe, added, modified, removed)
-    for pe in left_order:
-        if pe not in right:
-            _record(_compare_within(t.elem, left[pe], ABSENT, pe), pe, added, modified, removed)
+    elem = t.elem
+    pe = ""
+    try:
+        for pe in right_order:
+            lv, rv = left.get(pe, ABSENT), right[pe]
+            if lv is ABSENT or not (lv is rv or (lv == rv if lv.__class__ is rv.__class__ else equal(lv, rv))):
+                a, m, r = compare(elem, lv, rv)
+                if a is not None:
+                    added[pe] = a
+                if m is not None:
+                    modified[pe] = m
+                if r is not None:
+                    removed[pe] = r
+        for pe in left_order:
+            if pe not in right:
+                a, m, r = compare(elem, left[pe], ABSENT)
+                if a is not None:
+                    added[pe] = a
+                if m is not None:
+                    modified[pe] = m
+                if r is not None:
+                    removed[pe] = r
+    except TypedError as exc:
+        raise exc.within(_prefix(pe)) from None
 
 
 def _compare_within(t: TypeNode, lhs: Any, rhs: Any, pe: str) -> tuple:
@@ -294,6 +406,10 @@ def compare_objects(root: TypeNode, old: dict, new: dict, ignore: Iterable[str] 
             continue
         lv, rv = old.get(key, ABSENT), new.get(key, ABSENT)
         if key == "metadata":
+            if lv.__class__ is dict and rv.__class__ is dict:
+                if not _same_recorded_meta(lv, rv):
+                    _compare_metadata(lv, rv, added, modified, removed)
+                continue
             lv, rv = _recorded_meta(lv) if lv is not ABSENT else {}, _recorded_meta(rv) if rv is not ABSENT else {}
             child_type = OBJECT_META
         else:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import orjson
 
+from mockapi.fieldmanager import managed as managed_entries
+
 _KEY = b'"managedFields":'
 _PREFIX = 64  # bytes of the value that pick a bucket of candidates
 _PER_PREFIX = 16
@@ -45,7 +47,9 @@ class ManagedFieldsLoads:
         return obj
 
     def _around(self, raw: bytes, at: int, encoded: bytes, parsed: list) -> dict:
-        if raw.count(_KEY) != 1:  # the key elsewhere too (a custom field of that name): no guessing
+        # The key elsewhere too (a custom field of that name): no guessing. ``at`` follows its first
+        # occurrence, and the list's own bytes hold none (``_remember``): only the rest is searched.
+        if raw.find(_KEY, at + len(encoded)) >= 0:
             return orjson.loads(raw)
         obj = orjson.loads(raw[:at] + b"[]" + raw[at + len(encoded):])
         meta = obj.get("metadata")
@@ -63,13 +67,14 @@ class ManagedFieldsLoads:
             encoded = orjson.dumps(managed)
         except orjson.JSONEncodeError:
             return
-        if not raw.startswith(encoded, at):  # not metadata's, or not as orjson writes it
+        if not raw.startswith(encoded, at) or _KEY in encoded:  # not metadata's, or not as orjson writes it
             return
         if self._count >= _LIMIT:
             self._by_prefix.clear()
             self._count = 0
         bucket = self._by_prefix.setdefault(encoded[:_PREFIX], [])
         bucket.insert(0, (encoded, managed))
+        managed_entries.share(managed)
         self._count += 1
         if len(bucket) > _PER_PREFIX:
             bucket.pop()

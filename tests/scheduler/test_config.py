@@ -28,7 +28,7 @@ def test_no_file_gives_kubes_default_profile():
     profile = cfg.profiles[0]
     assert profile.scheduler_name == "default-scheduler"
     assert profile.plugins["filter"] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "DeviceClaims"]
-    assert profile.plugins["postFilter"] == ["DefaultPreemption"] and profile.plugins["bind"] == ["DefaultBinder"]
+    assert profile.plugins["postFilter"] == ["DefaultPreemption", "Coscheduling"] and profile.plugins["bind"] == ["DefaultBinder"]
     assert profile.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "DeviceClaims": 1}
     assert (cfg.pod_initial_backoff, cfg.pod_max_backoff, cfg.extenders) == (1.0, 10.0, [])
 

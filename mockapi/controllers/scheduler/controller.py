@@ -66,6 +66,8 @@ class Scheduler:
             monotonic=self.clock.monotonic, hints=hints, pre_enqueue=self._pre_enqueue, max_unschedulable=max_unschedulable,
             initial_backoff=self.config.pod_initial_backoff, max_backoff=self.config.pod_max_backoff,
         )  # fmt: skip
+        for fwk in self.frameworks.values():  # the plugins' handle on the queue (kube's Handle.Activate)
+            fwk.activate, fwk.parked = self.queue.activate, self.queue.parked
         self.synced = asyncio.Event()
         self._pending_sync = {outcome.PODS, outcome.NODES}
         self._tasks: list[asyncio.Task] = []
@@ -75,9 +77,19 @@ class Scheduler:
     async def start(self) -> None:
         """Start the informers, wait for their initial lists, then start scheduling."""
         self._tasks = [asyncio.create_task(self._inform(outcome.NODES, self._on_node)), asyncio.create_task(self._inform(outcome.PODS, self._on_pod))]
+        for kind, handle in self._plugin_informers():  # a plugin's own kinds (DefaultPreemption's PDBs): not waited for
+            self._tasks.append(asyncio.create_task(informer.inform(self.client, kind, handle, lambda _kind: None, log)))
         await self.synced.wait()
         log.info("scheduler synced: %d nodes, %d pods to schedule", len(self.snapshot), len(self.queue))
         self._tasks.append(asyncio.create_task(self._loop()))
+
+    def _plugin_informers(self) -> list:
+        """(kind, handler) for each kind a plugin watches (its ``informers()``)."""
+        found = []
+        for fwk in self.frameworks.values():
+            for plugin in fwk.plugins.values():
+                found += getattr(plugin, "informers", lambda: ())()
+        return found
 
     async def stop(self) -> None:
         self.queue.close()

@@ -506,13 +506,20 @@ class Framework:
             await extender.aclose()
 
     def _fit_error(self, state: CycleState, pod: dict, snapshot: Snapshot, num_nodes: int, diagnosis: Diagnosis) -> FitError:
-        result = None
+        # kube's RunPostFilterPlugins: the first Success, Unresolvable or Error ends it; the
+        # Unschedulable plugins' reasons add up (one with none, e.g. Coscheduling for a pod of no
+        # group, adds nothing), and the result kept is the first one's unless a later one nominates
+        result, reasons = None, []
         for p in self.points["postFilter"]:
-            result = p.post_filter(state, pod, snapshot, diagnosis.statuses)
-            if result.status.success or not result.status.rejected:
+            found = p.post_filter(state, pod, snapshot, diagnosis.statuses)
+            if found.status.success or found.status.code is not Code.UNSCHEDULABLE:
+                result, reasons = found, list(found.status.reasons)
                 break
+            if result is None or found.nominated_node:
+                result = found
+            reasons += found.status.reasons
         if result is not None:
-            diagnosis.post_filter_message = result.status.message()
+            diagnosis.post_filter_message = ", ".join(reasons)
         return FitError(pod, num_nodes, diagnosis, result)
 
     def _error(self, pod: dict, num_nodes: int, status: Status) -> FitError:

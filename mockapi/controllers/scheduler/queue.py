@@ -195,6 +195,8 @@ class SchedulingQueue:
             if info is not None:
                 self._requeue(info)
                 moved += 1
+            elif key in self._in_flight:  # being scheduled: if it fails, it backs off instead of parking (kube's EventForceActivate)
+                self._in_flight_events.setdefault(key, []).append(events_.UNSCHEDULABLE_TIMEOUT)
         return moved
 
     def parked(self):

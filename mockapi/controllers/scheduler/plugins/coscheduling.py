@@ -1,21 +1,43 @@
-"""Coscheduling: all-or-nothing for a gang of pods (the scheduler-plugins' lightweight coscheduling).
+"""Coscheduling: all-or-nothing for a gang of pods (scheduler-plugins' ``pkg/coscheduling``, with the
+group named by a label and its size by an annotation instead of a PodGroup object).
 
 A pod labelled ``scheduling.x-k8s.io/pod-group: <name>`` with the annotation
 ``scheduling.x-k8s.io/min-available: <N>`` waits in Permit until N pods of its group (same
 namespace) are assigned — bound, or assumed and waiting — then every waiting member is allowed at
-once. If that does not happen within ``permitWaitingTimeSeconds`` (default 30), the pod is rejected
-(``rejected due to timeout after waiting 30s at plugin Coscheduling``) and its Unreserve rejects
-every other waiting member of the group, so none of them keeps its node.
+once. The first member to wait activates its parked siblings (scheduler-plugins'
+``ActivateSiblings``), so the group comes back to the queue together. If the group is not complete
+within ``permitWaitingTimeSeconds`` (default 30), the pod is rejected (``rejected due to timeout
+after waiting 30s at plugin Coscheduling``) and its Unreserve rejects every other waiting member
+of the group (``rejection in Unreserve``), so none of them keeps its node.
+
+When a member finds no node (PostFilter, after preemption found nothing), the group cannot
+complete this round: unless enough members are assigned already, or the members still missing
+are at most ``podGroupRejectPercentage`` % (default 10) of N, every waiting member is rejected
+(``optimistic rejection in PostFilter``) and the pod's message says ``PodGroup <ns>/<name> gets
+rejected due to Pod <pod> is unschedulable even after PostFilter``. With
+``podGroupBackoffSeconds`` > 0 (default 0: off, as in scheduler-plugins) and at least N members
+known, the group is then **backed off**: PreFilter rejects its members (``podGroup <ns>/<name>
+failed recently``, UnschedulableAndUnresolvable: no preemption) until the backoff ends, when its
+parked members are activated together. **Decision**: scheduler-plugins leaves them to the next
+event or periodic flush; activating them at the end of the backoff only makes them come back
+sooner. The members known are those the scheduler holds (assigned, waiting, parked, and the pod
+itself); scheduler-plugins' PreFilter check that the group has N pods at all is not made (the
+plugin sees no pods still in the active queue).
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from mockapi.controllers.scheduler import events, pods as pods_, status as status_
-from mockapi.controllers.scheduler.plugin import Plugin
+from mockapi.controllers.scheduler.plugin import Plugin, PostFilterResult
 
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 MIN_AVAILABLE = "scheduling.x-k8s.io/min-available"
 DEFAULT_TIMEOUT = 30
+DEFAULT_BACKOFF = 0
+DEFAULT_REJECT_PERCENTAGE = 10
+NO_REASON = status_.unschedulable()  # PostFilter with nothing to say (a pod of no group)
 
 
 def group_of(pod: dict) -> tuple[str, str] | None:
@@ -32,27 +54,89 @@ def min_available(pod: dict) -> int | None:
         return None
 
 
+def _full_name(group: tuple[str, str]) -> str:
+    return f"{group[0]}/{group[1]}"
+
+
 class Coscheduling(Plugin):
     NAME = "Coscheduling"
     EVENTS = (events.ClusterEvent(events.POD, events.ADD, "PodAdd"),)  # another member may complete the group
 
+    def __init__(self, args: dict | None = None, handle=None) -> None:
+        super().__init__(args, handle)
+        self.backed_off: dict[tuple[str, str], float] = {}  # group → when its backoff ends (the framework's monotonic clock)
+
     @classmethod
     def default_args(cls) -> dict:
-        return {"permitWaitingTimeSeconds": DEFAULT_TIMEOUT}
+        return {"permitWaitingTimeSeconds": DEFAULT_TIMEOUT, "podGroupBackoffSeconds": DEFAULT_BACKOFF, "podGroupRejectPercentage": DEFAULT_REJECT_PERCENTAGE}
 
     @classmethod
     def validate_args(cls, args: dict) -> list[tuple[str, str]]:
+        problems = []
         value = args.get("permitWaitingTimeSeconds", DEFAULT_TIMEOUT)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            return [("permitWaitingTimeSeconds", f"Invalid value: {value!r}: must be greater than 0")]
-        return []
+        if not _number(value) or value <= 0:
+            problems.append(("permitWaitingTimeSeconds", f"Invalid value: {value!r}: must be greater than 0"))
+        value = args.get("podGroupBackoffSeconds", DEFAULT_BACKOFF)
+        if not _number(value) or value < 0:
+            problems.append(("podGroupBackoffSeconds", f"Invalid value: {value!r}: must be greater than or equal to 0"))
+        value = args.get("podGroupRejectPercentage", DEFAULT_REJECT_PERCENTAGE)
+        if not _number(value) or not 0 <= value <= 100:
+            problems.append(("podGroupRejectPercentage", f"Invalid value: {value!r}: must be in the range [0, 100]"))
+        return problems
 
+    # ------------------------------------------------------------------ PreFilter
     def pre_filter(self, state, pod, snapshot):
-        if group_of(pod) is not None and min_available(pod) is None:
+        group = group_of(pod)
+        if group is None:
+            return status_.SUCCESS
+        if min_available(pod) is None:
             text = pod["metadata"]["annotations"][MIN_AVAILABLE]
             return status_.unresolvable(f'invalid {MIN_AVAILABLE} annotation "{text}": must be an integer')
+        until = self.backed_off.get(group)
+        if until is not None:
+            if self.handle.monotonic() < until:
+                return status_.unresolvable(f"podGroup {_full_name(group)} failed recently")
+            del self.backed_off[group]
         return status_.SUCCESS
 
+    # ----------------------------------------------------------------- PostFilter
+    def post_filter(self, state, pod, snapshot, statuses):
+        group = group_of(pod)
+        if group is None:
+            return PostFilterResult(NO_REASON)
+        wanted = min_available(pod) or 1
+        assigned = self._assigned(group)
+        if assigned >= wanted:
+            return PostFilterResult(NO_REASON)  # the group is complete already: nothing to undo
+        missing = (wanted - assigned) / wanted
+        if missing <= float(self.args.get("podGroupRejectPercentage", DEFAULT_REJECT_PERCENTAGE)) / 100:
+            return PostFilterResult(NO_REASON)  # a small gap: let the next members try
+        for waiting in self.handle.iterate_waiting_pods():
+            if group_of(waiting.pod) == group:
+                waiting.reject(self.NAME, "optimistic rejection in PostFilter")
+        backoff = float(self.args.get("podGroupBackoffSeconds", DEFAULT_BACKOFF))
+        if backoff > 0 and assigned + len(self._parked(group, besides=pods_.key(pod))) + 1 >= wanted:
+            self._back_off(group, backoff)
+        message = f"PodGroup {_full_name(group)} gets rejected due to Pod {pod['metadata']['name']} is unschedulable even after PostFilter"
+        return PostFilterResult(status_.unschedulable(message, plugin=self.NAME))
+
+    def _back_off(self, group: tuple[str, str], seconds: float) -> None:
+        now = self.handle.monotonic()
+        if self.backed_off.get(group, now) > now:
+            return  # backed off already: not extended (scheduler-plugins' cache Add keeps the first)
+        self.backed_off[group] = now + seconds
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a cycle run without a loop (tests, dry runs): nothing to wake later
+            return
+        loop.call_later(seconds, self._activate_group, group)
+
+    def _activate_group(self, group: tuple[str, str]) -> None:
+        activate = getattr(self.handle, "activate", None)
+        if activate is not None:
+            activate(self._parked(group))
+
+    # --------------------------------------------------------------------- Permit
     def permit(self, state, pod, node_name):
         group = group_of(pod)
         if group is None:
@@ -63,6 +147,8 @@ class Coscheduling(Plugin):
                 if group_of(waiting.pod) == group:
                     waiting.allow(self.NAME)
             return status_.SUCCESS, 0
+        if assigned == 1:  # the first member to wait brings its parked siblings back (ActivateSiblings)
+            self._activate_group(group)
         return status_.wait(self.NAME), float(self.args.get("permitWaitingTimeSeconds", DEFAULT_TIMEOUT))
 
     def unreserve(self, state, pod, node_name):
@@ -73,9 +159,22 @@ class Coscheduling(Plugin):
             if waiting.key != pods_.key(pod) and group_of(waiting.pod) == group:
                 waiting.reject(self.NAME, "rejection in Unreserve")
 
+    def reserve(self, state, pod, node_name):
+        return status_.SUCCESS
+
+    # -------------------------------------------------------------------- reading
     def _assigned(self, group: tuple[str, str]) -> int:
+        """Members bound or assumed (waiting in Permit included): the snapshot counts both."""
         snapshot = self.handle.snapshot
         return sum(1 for info in snapshot.node_infos() for p in info.pods.values() if group_of(p) == group)
 
-    def reserve(self, state, pod, node_name):
-        return status_.SUCCESS
+    def _parked(self, group: tuple[str, str], *, besides: str = "") -> list[str]:
+        """The queue keys of the group's parked members (none without a queue: tests, dry runs)."""
+        parked = getattr(self.handle, "parked", None)
+        if parked is None:
+            return []
+        return [key for key in (pods_.key(p) for p in parked() if group_of(p) == group) if key != besides]
+
+
+def _number(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float))

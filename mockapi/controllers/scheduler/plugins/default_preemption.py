@@ -1,20 +1,31 @@
 """DefaultPreemption: when no node fits, find one where evicting lower-priority pods would make
-room (kube's PostFilter plugin, without PodDisruptionBudgets).
+room (kube's PostFilter plugin, PodDisruptionBudgets respected as kube respects them).
 
 Per node that rejected the pod as Unschedulable (UnschedulableAndUnresolvable nodes are "not
 helpful"), remove every pod of lower priority and run the filters again; if the pod fits, add the
-removed pods back one by one, most important first (higher priority, then earlier start), keeping
-each that still leaves room — those left out are the victims. Among the candidate nodes kube's
-``pickOneNodeForPreemption`` picks the one with the lowest highest-victim priority, then the lowest
-sum of victim priorities (each shifted by 2^31, so fewer victims weigh less), then the fewest
-victims, then the latest start among its highest-priority victims, then the first by name. The result nominates that node and lists the
-victims; the caller deletes them and sets the pod's ``status.nominatedNodeName``.
+removed pods back one by one — first those whose eviction would violate a PodDisruptionBudget, then
+the others, each group most important first (higher priority, then earlier start) — keeping each
+that still leaves room: those left out are the victims, and the violating ones left out are the
+node's PDB violations (kube's ``SelectVictimsOnNode`` with ``filterPodsWithPDBViolation``, read
+in :mod:`.disruption`). A budget is best effort, as in kube: a pod is evicted despite its budget
+when nothing else makes room. Among the candidate nodes kube's ``pickOneNodeForPreemption``
+picks the one with the fewest PDB violations, then the lowest highest-victim priority, then the
+lowest sum of victim priorities (each shifted by 2^31, so fewer victims weigh less), then the
+fewest victims, then the latest start among its highest-priority victims, then the first by
+name. The result nominates that node and lists the victims; the caller deletes them and sets the
+pod's ``status.nominatedNodeName``.
+
+The budgets come from the plugin's own informer on ``policy/v1`` PodDisruptionBudgets
+(:meth:`DefaultPreemption.informers`, started by the scheduler); with none, preemption costs
+what it did without them.
 """
 
 from __future__ import annotations
 
+from mockapi.client import DELETED
 from mockapi.controllers.scheduler import pods as pods_, status as status_
 from mockapi.controllers.scheduler.framework import reason_histogram
+from mockapi.controllers.scheduler.plugins import disruption
 from mockapi.controllers.scheduler.plugin import Plugin, PostFilterResult
 from mockapi.controllers.scheduler.status import Code
 
@@ -35,11 +46,28 @@ def importance(pod: dict) -> tuple:
 class DefaultPreemption(Plugin):
     NAME = "DefaultPreemption"
 
+    def __init__(self, args: dict | None = None, handle=None) -> None:
+        super().__init__(args, handle)
+        self.pdbs: dict[tuple[str, str], dict] = {}  # every PodDisruptionBudget, as the informer saw it
+
+    def informers(self):
+        """The kinds this plugin watches, with their handlers (the scheduler runs the informers)."""
+        return [(disruption.PDBS, self.on_pdb)]
+
+    def on_pdb(self, event_type: str, pdb: dict) -> None:
+        meta = pdb["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        if event_type == DELETED:
+            self.pdbs.pop(key, None)
+        else:
+            self.pdbs[key] = pdb
+
     def post_filter(self, state, pod, snapshot, statuses):
         if (pod.get("spec") or {}).get("preemptionPolicy") == "Never":
             return PostFilterResult(status_.unschedulable(NEVER, plugin=self.NAME))
         outcomes: dict[str, status_.Status] = {}
-        candidates = {}
+        candidates, violations = {}, {}
+        budgets = disruption.budgets(self.pdbs.values(), _bound_pods(snapshot)) if self.pdbs else []
         for info in snapshot.node_infos():
             status = statuses.get(info.name)
             if status is None:
@@ -47,19 +75,20 @@ class DefaultPreemption(Plugin):
             if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 outcomes[info.name] = status_.unresolvable(NOT_HELPFUL)
                 continue
-            victims = self.select_victims(state, pod, info)
-            if victims is None:
+            found = self.select_victims(state, pod, info, budgets)
+            if found is None:
                 outcomes[info.name] = status_.unschedulable(NO_VICTIMS)
             else:
-                candidates[info.name] = victims
+                candidates[info.name], violations[info.name] = found
         if not candidates:
             message = f"preemption: 0/{len(snapshot)} nodes are available: {reason_histogram(outcomes.values())}."
             return PostFilterResult(status_.unschedulable(message, plugin=self.NAME))
-        node = pick_one_node(candidates)
+        node = pick_one_node(candidates, violations)
         return PostFilterResult(status_.SUCCESS, node, candidates[node])
 
-    def select_victims(self, state, pod: dict, info) -> list[dict] | None:
-        """The fewest lower-priority pods whose leaving makes ``pod`` fit on ``info``'s node, or None."""
+    def select_victims(self, state, pod: dict, info, budgets: list | None = None) -> tuple[list[dict], int] | None:
+        """The fewest lower-priority pods whose leaving makes ``pod`` fit on ``info``'s node, and
+        how many of them violate a PodDisruptionBudget; None when no eviction makes it fit."""
         ours = pods_.priority(pod)
         lower = sorted((p for p in info.pods.values() if pods_.priority(p) < ours), key=importance)
         trial = info.clone()
@@ -67,26 +96,38 @@ class DefaultPreemption(Plugin):
             trial.remove_pod(pods_.key(victim))
         if not self.handle.run_filters(state, pod, trial).success:
             return None
-        victims = []
-        for candidate in lower:  # reprieve the most important first
-            trial.add_pod(candidate)
-            if not self.handle.run_filters(state, pod, trial).success:
-                trial.remove_pod(pods_.key(candidate))
-                victims.append(candidate)
-        return victims
+        violating, fine = disruption.split_by_violation(lower, budgets) if budgets else ([], lower)
+        victims, num_violating = [], 0
+        for group in (violating, fine):  # reprieve the violating first, each group most important first
+            for candidate in group:
+                trial.add_pod(candidate)
+                if not self.handle.run_filters(state, pod, trial).success:
+                    trial.remove_pod(pods_.key(candidate))
+                    victims.append(candidate)
+                    num_violating += group is violating
+        if violating and fine:
+            victims.sort(key=importance)
+        return victims, num_violating
 
 
-def pick_one_node(candidates: dict[str, list[dict]]) -> str:
+def _bound_pods(snapshot):
+    for info in snapshot.by_name.values():
+        yield from info.pods.values()
+
+
+def pick_one_node(candidates: dict[str, list[dict]], violations: dict[str, int] | None = None) -> str:
+    violations = violations or {}
+
     def cost(name: str) -> tuple:
         victims = candidates[name]
         if not victims:
-            return (0, -(2**63), 0, 0, "", name)
+            return (violations.get(name, 0), 0, -(2**63), 0, 0, "", name)
         highest = max(pods_.priority(v) for v in victims)
         earliest_of_highest = min(_start(v) for v in victims if pods_.priority(v) == highest)
         # kube adds MaxInt32+1 to each priority before summing: with negative priorities allowed,
         # one more victim always weighs more than any difference in priority.
         total = sum(pods_.priority(v) + 2**31 for v in victims)
-        return (1, highest, total, len(victims), _negate(earliest_of_highest), name)
+        return (violations.get(name, 0), 1, highest, total, len(victims), _negate(earliest_of_highest), name)
 
     return min(candidates, key=cost)
 
