@@ -63,14 +63,18 @@ def duplicate_fields(raw: bytes, value: Any) -> list[str]:
 
     The screen is exact and cheap: outside strings, JSON has one colon per key, and re-encoding
     keeps one per distinct key and never escapes a colon in a string; so unless ``raw`` has more
-    colons (escaped ones counted) than its re-encoding, no object repeats a key.
+    colons (escaped ones counted) than its re-encoding, no object repeats a key. A body that is its
+    own re-encoding (compact JSON, as orjson and most clients write it) repeats none: no counting.
     """
     if not isinstance(value, (dict, list)):
+        return []
+    encoded = orjson.dumps(value)
+    if encoded == raw:
         return []
     colons = raw.count(b":")
     if b"\\" in raw:
         colons += raw.count(b"\\u003a") + raw.count(b"\\u003A")
-    if colons <= orjson.dumps(value).count(b":"):
+    if colons <= encoded.count(b":"):
         return []
     return _duplicate_paths(json.loads(raw, object_pairs_hook=_Pairs))
 

@@ -24,6 +24,7 @@ CRDS = errors.GroupResource(GROUP, "customresourcedefinitions")
 
 class CustomResourceDefinitionStrategy(CustomResourceStrategy):
     typed = True
+    pure_create = False  # its validation reads metadata.name (<plural>.<group>)
 
     def __init__(self, rt: ResourceType) -> None:
         super().__init__(rt)

@@ -24,6 +24,8 @@ NAMESPACES = errors.GroupResource("", "namespaces")
 
 class DeviceConstraintsStrategy(CustomResourceStrategy):
     claim_spec_at = "spec"
+    pure_create = True  # the constraints' cost, from the spec alone (a privileged claim's admission is apart)
+    validated_fields = ("spec",)  # expressions an update keeps are not checked again anyway
 
     def validate(self, obj: dict, old: dict | None) -> list[errors.FieldError]:
         at = self.claim_spec_at

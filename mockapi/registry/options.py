@@ -110,6 +110,8 @@ class WriteOptions:
 
     @classmethod
     def parse(cls, query: dict[str, str]) -> "WriteOptions":
+        if not query:  # most writes: every default
+            return cls()
         validation = query.get("fieldValidation") or DEFAULT_FIELD_VALIDATION
         if validation not in FIELD_VALIDATION:
             raise errors.bad_request(

@@ -46,6 +46,10 @@ _UPDATABLE = (
 
 class PodStrategy(Strategy):
     return_deleted_object = True
+    pure_create = True  # defaults, status and validation from the spec alone (admission is apart)
+    # ports and device claims of the spec (admission and binding change neither), and what an
+    # update changed in it
+    validated_fields = ("spec",)
 
     def prepare_for_create(self, obj: dict) -> None:
         set_defaults(obj)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import random
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from mockapi.registry import strategy as strategies
 from mockapi.registry.cluster import Cluster, ServiceRanges
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
 from mockapi.registry.types import TypeRegistry
+from mockapi.registry.verdicts import Verdicts
 from mockapi.schema import meta as meta_rules
 from mockapi.schema import structural
 from mockapi.store import Store, Stored, Watcher
@@ -73,6 +75,8 @@ class Registry:
         self._single_schema: dict[ResourceType, bool] = {}
         types.on_change(self._schemas_changed)
         self._loads = ManagedFieldsLoads()
+        self.verdicts = Verdicts()  # what clean creates made of their objects' own fields
+        self._second: tuple = (None, "")  # the wall clock's last second and its RFC 3339 text (now())
         # pods bound to a node are deleted gracefully, for a kubelet to end (the simulated kubelet runs)
         self.kubelet = False
         # The server's authorizer when it is not AlwaysAllow (mockapi.auth.rbac.RBACAuthorizer sets
@@ -87,27 +91,42 @@ class Registry:
     def _schemas_changed(self) -> None:
         self._schemas_since = self.store.resource_version
         self._single_schema.clear()
+        self.verdicts.clear()
 
     def _unchanged_fields(self, rt: ResourceType, obj: dict, old: dict | None) -> tuple[str, ...]:
         """Top-level fields an update leaves exactly as stored, when the stored object was admitted
         by this very schema (written since the served types last changed, and the only schema of
         its resource): pruning, defaulting and validating them again would change nothing. Equal
         means equal JSON (``true`` is not ``1``), compared as compact bytes."""
-        if old is None or not rt.schema:
+        if old is None or not rt.schema or not self._admitted_now(rt, old):
             return ()
+        return tuple(key for key, value in obj.items() if key not in _TYPE_META and type(value) in (dict, list) and key in old
+                     and _same_json(value, old[key]))
+
+    def _admitted_now(self, rt: ResourceType, old: dict) -> bool:
+        """Whether the stored ``old`` was admitted by the schema and rules serving ``rt`` today:
+        written since the served types last changed, and ``rt`` the only version of its resource."""
         try:
             if int(old["metadata"]["resourceVersion"]) <= self._schemas_since:
-                return ()
+                return False
         except (KeyError, TypeError, ValueError):
-            return ()
+            return False
         single = self._single_schema.get(rt)
         if single is None:
             versions = [t for t in self.types.kinds_of_group(rt.group) if t.plural == rt.plural]
             single = self._single_schema[rt] = len(versions) == 1
-        if not single:
-            return ()
-        return tuple(key for key, value in obj.items() if key not in _TYPE_META and type(value) in (dict, list) and key in old
-                     and _same_json(value, old[key]))
+        return single
+
+    def _validated_before(self, rt: ResourceType, strategy: strategies.Strategy, obj: dict, old: dict | None, unchanged: tuple[str, ...]) -> bool:
+        """Whether the kind's validation of ``obj`` would find what it found in ``old`` — nothing:
+        every field it validates (``Strategy.validated_fields``) is as stored, as JSON before the
+        schema's defaults or equal (``==``) after them, and ``old`` was admitted by today's rules."""
+        fields = strategy.validated_fields
+        if fields is None or old is None:
+            return False
+        if all(f in unchanged for f in fields):
+            return True
+        return all(f in obj and f in old and obj[f] == old[f] for f in fields) and self._admitted_now(rt, old)
 
     def _load_for_write(self, rt: ResourceType, stored: Stored) -> dict:
         """A stored object to write from, in the version of ``rt``: a fresh dict, but for its
@@ -155,10 +174,31 @@ class Registry:
                     values.append(unset if found is None else sys.intern(_field_string(found)))
                 return tuple(values)
 
-            self._indexers[rt] = index if paths else None
+            def index_paths(obj: dict) -> tuple[str, ...]:
+                # index() with _dotted_path and _field_string's common cases inline: every write
+                # of a Pod reads its eight fields
+                values = []
+                for parts, unset in steps:
+                    found = obj
+                    for part in parts:
+                        found = found.get(part) if isinstance(found, dict) else None
+                    if found is None:
+                        values.append(unset)
+                    else:
+                        values.append(sys.intern(found if found.__class__ is str else _field_string(found)))
+                return tuple(values)
+
+            self._indexers[rt] = (index_paths if value is _dotted_path else index) if paths else None
         return self._indexers[rt]
 
     def now(self) -> str:
+        if type(self.clock) is clocks.SystemClock:  # the wall clock's second, without a datetime
+            second = int(time.time())
+            if second == self._second[0]:
+                return self._second[1]
+            text = clocks.rfc3339(datetime.datetime.fromtimestamp(second, datetime.timezone.utc))
+            self._second = (second, text)
+            return text
         return clocks.rfc3339(self.clock.now())
 
     # ------------------------------------------------------------------- reads
@@ -295,15 +335,24 @@ class Registry:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
-        self._prepare(rt, strategy.prepare_for_create, obj)
+        # the kind's own fields as an earlier clean create of the same ones made them, or prepared
+        key = self.verdicts.key(obj) if strategy.pure_create else None
+        verdict = self.verdicts.take(rt, key, obj) if key is not None else None
+        settled = verdict is not None
+        if not settled:
+            self._prepare(rt, strategy.prepare_for_create, obj)
         strategy.check_requester(self.cluster, obj, None, opts.user, self.access)
-        self._admit(rt, obj, None, opts)
+        clean = self._admit(rt, obj, None, opts, settled=settled)
+        if key is not None and clean and not settled:
+            self.verdicts.remember(rt, key, obj)  # before admission and field ownership change it
         if not applied:
             self._track_fields(rt, None, obj, opts, subresource="")
         namespaces.admit(self.cluster, rt, obj)
         strategy.admit(self.cluster, obj)
         _canonicalize(obj)
-        _check_stored_depth(rt, obj, admitted=True)
+        # admission that cannot change the object leaves its own fields as the verdict has them
+        bound = verdict.brackets if verdict is not None and type(strategy).admit is strategies.Strategy.admit else None
+        _check_stored_depth(rt, obj, admitted=True, settled_brackets=bound)
         strategy.before_store(self.cluster, obj, None)
         if opts.dry_run:
             if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]) is not None:
@@ -645,10 +694,17 @@ class Registry:
                 _raise_decode_errors(rt, found)
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), found) from None
 
-    def _admit(self, rt: ResourceType, obj: dict, old: dict | None, opts: WriteOptions) -> None:
-        """Prune unknown fields (reported per fieldValidation), default, and validate."""
+    def _admit(self, rt: ResourceType, obj: dict, old: dict | None, opts: WriteOptions, *, settled: bool = False) -> bool:
+        """Prune unknown fields (reported per fieldValidation), default, and validate. Whether
+        nothing was pruned (no error either: those raise).
+
+        ``settled``: the fields other than apiVersion, kind and metadata are what an earlier clean
+        create made of the same ones (registry/verdicts.py): neither the schema nor the kind's
+        validation looks at them again. An update leaving every field the kind validates as
+        stored (``Strategy.validated_fields``) is not validated by the kind again either."""
         unchanged = self._unchanged_fields(rt, obj, old)
-        outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged, remember=True) if rt.schema else None
+        own = tuple(k for k in obj if k not in _TYPE_META) if settled else ()
+        outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged, remember=True, settled=own) if rt.schema else None
         unknown = outcome.unknown_fields if outcome else []
         if unknown and opts.field_validation == "Strict":
             listed = ", ".join(f'unknown field "{path}"' for path in unknown)
@@ -660,10 +716,13 @@ class Registry:
         if strategy.typed:
             _raise_decode_errors(rt, problems)
         problems = meta_rules.validate_object_meta(obj["metadata"], namespaced=rt.namespaced, name_rule=strategy.name_rule) + problems
-        problems += strategy.validate_meta(obj) + strategy.validate(obj, old)
+        problems += strategy.validate_meta(obj)
+        if not settled and not self._validated_before(rt, strategy, obj, old, unchanged):
+            problems += strategy.validate(obj, old)
         if problems:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name") or obj["metadata"].get("generateName", ""), problems)
         opts.warnings.extend(strategy.warnings(obj, old))
+        return not unknown
 
 
 def _propagation_finalizers(finalizers: list[str], policy: str) -> list[str]:
@@ -718,7 +777,7 @@ def _check_patched_name(patched: Any, name: str, namespace: str) -> None:
         raise errors.bad_request(f"the namespace of the object ({moved}) does not match the namespace on the URL ({namespace})")
 
 
-def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False) -> None:
+def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False, settled_brackets: int | None = None) -> None:
     """What is stored must decode again (a GET, then a PUT): its depth, managedFields included,
     stays within the decoder's limit. Patches and managedFields could otherwise grow it.
 
@@ -726,8 +785,15 @@ def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False) -
     before (stored, or sent in a body the decoder bounded), or just computed from ``obj`` — and a
     field set nests at most one level deeper than the fields it records, four levels down
     (metadata.managedFields[i].fieldsV1). So ``obj`` without its managedFields within
-    MAX_DEPTH - 5 levels proves the whole is within MAX_DEPTH, at a third of the walk."""
-    if admitted and _within_depth_without_managed_fields(obj, decoding.MAX_DEPTH - _FIELD_SET_EXTRA):
+    MAX_DEPTH - 5 levels proves the whole is within MAX_DEPTH, at a third of the walk.
+
+    ``settled_brackets``: every field but apiVersion, kind and metadata is as a create verdict
+    holds it, whose JSON has this many brackets (registry/verdicts.py): none of them nests deeper,
+    so only metadata is encoded."""
+    limit = decoding.MAX_DEPTH - _FIELD_SET_EXTRA
+    if admitted and settled_brackets is not None and settled_brackets < limit and _metadata_within(obj, limit):
+        return
+    if admitted and _within_depth_without_managed_fields(obj, limit):
         return
     if decoding.depth_exceeds(obj, decoding.MAX_DEPTH):
         name = obj["metadata"].get("name", "") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else ""
@@ -736,6 +802,19 @@ def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False) -
 
 
 _FIELD_SET_EXTRA = 5  # metadata, managedFields, the entry, fieldsV1's root, and its leaves' {}
+
+
+def _metadata_within(obj: dict, limit: int) -> bool:
+    """Whether the object's metadata without managedFields nests less than ``limit`` levels
+    (screened by its brackets; False when it cannot tell)."""
+    meta = obj.get("metadata")
+    if type(meta) is not dict:
+        return False
+    try:
+        encoded = orjson.dumps({k: v for k, v in meta.items() if k != "managedFields"})
+    except orjson.JSONEncodeError:
+        return False
+    return encoded.count(b"{") + encoded.count(b"[") < limit
 
 
 def _within_depth_without_managed_fields(obj: dict, limit: int) -> bool:

@@ -48,6 +48,15 @@ class Strategy:
     name_rule = "subdomain"
     # Typed kinds reject wrongly typed values at decode time (400), not at validation (422).
     typed = True
+    # prepare_for_create reads and changes only the fields other than apiVersion, kind and
+    # metadata, and validate(obj, None) reads only them: a create's verdict on them may be
+    # remembered for the next create with the same fields (registry/verdicts.py). Say so per class.
+    pure_create = False
+    # The top-level fields validate(obj, old) reads, when it reads nothing else and finds nothing in
+    # values equal (==) to those a write it passed stored: an update that leaves all of them as
+    # stored (by an object admitted under today's schema, Registry._validated_before) is not
+    # validated by the kind again. None: unknown (always validated).
+    validated_fields: tuple[str, ...] | None = None
 
     def __init__(self, rt: ResourceType) -> None:
         self.rt = rt
@@ -144,6 +153,7 @@ class CustomResourceStrategy(Strategy):
     unconditional_update = False
     return_deleted_object = True
     typed = False
+    pure_create = True  # status dropped, nothing validated beyond the schema (subclasses: say again)
 
     def warnings(self, obj: dict, old: dict | None) -> list[str]:
         return finalizer_warnings(obj, old)

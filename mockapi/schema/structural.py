@@ -57,17 +57,25 @@ class Validator:
         self._name_checks = tuple((k, metadata.props[k]) for k in names if metadata and k in metadata.props)
         # (top-level key, compact JSON) of values this validator walked without pruning or finding
         # anything -> the value it made of them (None: the same; a tuple: the defaults it added, see
-        # _as_additions; else its defaulted JSON): the same value again would come out the same
-        # (see ``apply``)
+        # _as_additions; bytes: its defaulted JSON; a _Walked: that JSON, its additions not worked
+        # out until the value comes again): the same value again would come out the same (see ``apply``)
         self._clean: dict[tuple[str, bytes], bytes | tuple | None] = {}
+        # (by hash) the values the walk changed, walked clean once: one that never comes again (a
+        # pool per node) costs a hash, not its defaulted JSON kept until the table is full
+        self._seen: set[int] = set()
 
-    def apply(self, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False) -> Outcome:
+    def apply(self, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False, settled: tuple[str, ...] = ()) -> Outcome:
         """Prune, default and validate ``obj`` in place (metadata itself is checked by meta.py).
 
         ``unchanged``: top-level fields the caller knows this validator has already pruned,
         defaulted and passed (an update leaving them as stored): they are not walked again. The
         checks on the object as a whole (required fields, list types, embedded resources) still
         see them.
+
+        ``settled``: top-level fields the caller knows came out of an earlier apply of this
+        validator (in an object whose whole outcome was clean) exactly as they are now: no check
+        looks at them again, list types and embedded resources included (the registry's create
+        verdicts, registry/verdicts.py).
 
         ``remember``: a top-level value (``spec`` of a Pod made from a template, say) that this
         validator walked before without pruning anything or finding a problem is not walked
@@ -80,20 +88,24 @@ class Validator:
         if remember:
             known = []
             for key, value in obj.items():
-                if key not in _TYPE_META and key not in unchanged and type(value) in (dict, list):
+                if key not in _TYPE_META and key not in unchanged and key not in settled and type(value) in (dict, list):
                     encoded = _compact(value)
                     if encoded is not None:
                         entry = (key, encoded)
                         (known if entry in self._clean else fresh).append(entry)
             for entry in known:
                 after = self._clean[entry]
+                if type(after) is _Walked:  # its first use: how to make it again, worked out once
+                    after = self._clean[entry] = _as_additions(entry[1], after.after)
                 if type(after) is bytes:
                     obj[entry[0]] = orjson.loads(after)
                 elif after is not None:
                     _add_defaults(obj[entry[0]], after)
             unchanged = (*unchanged, *(key for key, _ in known))
+            # remembered only from clean outcomes: their list types and embedded resources passed too
+            settled = (*settled, *(key for key, _ in known))
         try:
-            self._walk(obj, run, unchanged)
+            self._walk(obj, run, (*unchanged, *settled) if settled else unchanged, settled)
         except RecursionError:
             run.errors.append(errors.FieldError("invalid", "", "object is nested too deeply to validate"))
         unknown = run.meta_unknown + sorted(run.unknown) + run.embedded_unknown
@@ -109,11 +121,18 @@ class Validator:
             after = _compact(obj[key])
             if after is None:
                 continue
+            if after != before:  # a value the walk changed is kept from its second clean walk on
+                seen = hash((key, before))
+                if seen not in self._seen:
+                    if len(self._seen) >= 4 * _CLEAN_SIZE:
+                        self._seen.clear()
+                    self._seen.add(seen)
+                    continue
             if len(self._clean) >= _CLEAN_SIZE:
                 self._clean.clear()
-            self._clean[(key, before)] = None if after == before else _as_additions(before, after)
+            self._clean[(key, before)] = None if after == before else _Walked(after)
 
-    def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...]) -> None:
+    def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...], settled: tuple[str, ...] = ()) -> None:
         root, errs = self._root, run.errors
         if root.direct_object:
             _walk_object(root, obj, "", run, root.preserve, errs, root=True, skip=unchanged)
@@ -125,10 +144,21 @@ class Validator:
             for key, node in self._name_checks:
                 if key in metadata:
                     _validate(node, metadata[key], f"metadata.{key}", errs)
+        if settled and (root.has_embedded or root.has_list_type):
+            obj = {key: value for key, value in obj.items() if key not in settled}  # a view: the checks only read
         if root.has_embedded:
             _embedded_errors(root, obj, "", run.embedded_errors, root=True)
         if root.has_list_type:
             _list_type_errors(root, obj, "", run.list_errors)
+
+
+class _Walked:
+    """A remembered value's JSON as the walk made it, not yet used again (see _as_additions)."""
+
+    __slots__ = ("after",)
+
+    def __init__(self, after: bytes) -> None:
+        self.after = after
 
 
 def _compact(value: Any) -> bytes | None:
@@ -190,10 +220,10 @@ def compile(schema: dict) -> Validator:  # noqa: A001 - the name the registry ca
     return validator
 
 
-def apply_schema(schema: dict, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False) -> Outcome:
+def apply_schema(schema: dict, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False, settled: tuple[str, ...] = ()) -> Outcome:
     """Prune, default and validate ``obj`` (mutated in place) against ``schema`` (see
-    :meth:`Validator.apply` for ``unchanged`` and ``remember``)."""
-    return compile(schema).apply(obj, unchanged=unchanged, remember=remember)
+    :meth:`Validator.apply` for ``unchanged``, ``remember`` and ``settled``)."""
+    return compile(schema).apply(obj, unchanged=unchanged, remember=remember, settled=settled)
 
 
 def validate_value(schema: Any, value: Any) -> list[errors.FieldError]:
