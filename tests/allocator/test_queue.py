@@ -3,6 +3,7 @@
 import asyncio
 
 from mockapi.controllers.allocator.queue import WorkQueue
+from tests.cancellation import cancels_stick
 
 
 class Clock:
@@ -117,20 +118,9 @@ def test_a_worker_cancelled_as_its_wait_ends_is_cancelled_not_handed_a_key():
     in the loop turns around that cancel must not swallow it, or the worker runs on and the
     server's shutdown hangs. Whatever the turn, a cancel that found ``get()`` still running ends it."""
 
-    async def cancelled_after(turns: int) -> bool:
+    def setup():
         queue = WorkQueue()
         queue.backoff("later", ())  # so the wait has a timeout (the backoff's due time)
-        waiting = asyncio.ensure_future(queue.get())
-        await asyncio.sleep(0.01)
-        queue.add("now", ())  # wakes the wait...
-        for _ in range(turns):
-            await asyncio.sleep(0)
-        if not waiting.cancel():  # ...as the worker is cancelled
-            return True  # it had returned its key already: nothing to stop
-        try:
-            await asyncio.wait_for(waiting, 5)
-        except asyncio.CancelledError:
-            return True
-        return False
+        return queue.get, lambda: queue.add("now", ())
 
-    assert [run(cancelled_after(turns)) for turns in range(4)] == [True] * 4
+    assert cancels_stick(setup) == [True] * 4

@@ -7,6 +7,7 @@ import asyncio
 
 from mockapi import clock as clocks
 from mockapi.controllers.keyqueue import KeyQueue
+from tests.cancellation import cancels_stick
 
 
 def test_a_key_is_queued_once_and_again_after_the_worker_if_added_meanwhile():
@@ -53,20 +54,9 @@ def test_a_worker_cancelled_as_its_wait_ends_is_cancelled_not_handed_a_key():
     turns around that cancel must not swallow it (asyncio.wait_for does on 3.11), or the worker
     runs on and the server's shutdown hangs."""
 
-    async def cancelled_after(turns: int) -> bool:
+    def setup():
         queue = KeyQueue()
         queue.add_after("later", 60)  # so the wait has a timeout
-        waiting = asyncio.ensure_future(queue.get())
-        await asyncio.sleep(0.01)
-        queue.add("now")
-        for _ in range(turns):
-            await asyncio.sleep(0)
-        if not waiting.cancel():
-            return True  # it had returned its key already: nothing to stop
-        try:
-            await asyncio.wait_for(waiting, 5)
-        except asyncio.CancelledError:
-            return True
-        return False
+        return queue.get, lambda: queue.add("now")
 
-    assert [asyncio.run(cancelled_after(turns)) for turns in range(4)] == [True] * 4
+    assert cancels_stick(setup) == [True] * 4

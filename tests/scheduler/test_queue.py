@@ -7,6 +7,7 @@ import pytest
 from mockapi.controllers.scheduler import events
 from mockapi.controllers.scheduler.queue import Closed, SchedulingQueue, backoff_duration
 from tests.scheduler.builders import Clock, pod
+from tests.cancellation import cancels_stick
 
 HINTS = {"NodeResourcesFit": (events.POD_DELETE, events.NODE_ADD, events.NODE_UPDATE), "NodeName": (events.NODE_ADD,), "DeviceClaims": events.DEVICE_EVENTS}
 POOL_ADDED = events.ClusterEvent(events.DEVICE_POOL, events.ADD)
@@ -201,21 +202,10 @@ def test_a_scheduler_cancelled_as_its_wait_ends_is_cancelled_not_handed_a_pod():
     turns around that cancel must not swallow it (asyncio.wait_for does on 3.11), or the loop
     runs on and the server's shutdown hangs."""
 
-    async def cancelled_after(turns: int) -> bool:
+    def setup():
         queue = make()
         queue.add(pod("parked"))
         queue.add_unschedulable(queue.pop_nowait(), ["NodeName"])  # so the wait has a timeout (the flush)
-        waiting = asyncio.ensure_future(queue.pop())
-        await asyncio.sleep(0.01)
-        queue.add(pod("now"))
-        for _ in range(turns):
-            await asyncio.sleep(0)
-        if not waiting.cancel():
-            return True  # it had returned its pod already: nothing to stop
-        try:
-            await asyncio.wait_for(waiting, 5)
-        except asyncio.CancelledError:
-            return True
-        return False
+        return queue.pop, lambda: queue.add(pod("now"))
 
-    assert [asyncio.run(cancelled_after(turns)) for turns in range(4)] == [True] * 4
+    assert cancels_stick(setup) == [True] * 4
