@@ -358,6 +358,12 @@ def test_random_orders_racing_the_controllers_keep_the_scheduling_invariants(sch
         ([("node", 0, "1", 4), ("pool", 0, 0, 1), ("pod", 0, "1", ("one",)), ("pod", 3, "500m", ("template",), 100)], 2),
         # network-attached pools combine with any node; admin access holds nothing
         ([("pool", 0, None, 1), ("node", 0, "2", 4), ("pod", 0, "100m", ("one", "admin")), ("pod", 1, "100m", ("admin",)), ("delete-pool", 0)], 2),
+        # a node that goes and comes back smaller (found racing: back before the pod GC looked, its pods
+        # were kept and overcommitted it; the kubelet now admits them again and rejects what no longer
+        # fits, OutOfpods — tests/controllers/test_kubelet.py forces that order); settled, they are collected
+        ([("node", 1, "1", 2), ("pod", 0, "100m", (), 0), ("pod", 0, "100m", (), 0), ("pod", 0, "100m", (), 0), ("pod", 0, "100m", (), 0),
+          ("delete-pod", 0), ("pod", 0, "100m", (), 0), ("delete-pod", 1), ("pod", 0, "100m", (), 0), ("pod", 1, "100m", (), 0),
+          ("delete-node", 1), ("delete-pod", 2), ("node", 1, "1", 1), ("pod", 0, "100m", (), 0)], 4),
     ],
 )
 def test_known_orders_keep_the_scheduling_invariants(scheduler_config, steps, bound):
@@ -437,3 +443,31 @@ def test_a_pod_made_again_under_its_name_does_not_keep_the_old_one_in_podnames(s
             await cluster.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_pod_the_kubelet_rejects_leaves_the_claims_it_used(scheduler_config):
+    """A node's allocatable shrinks under its running pods: the kubelet rejects the newer one
+    (OutOfpods, Failed) and the claims controller takes it out of its claim's podNames, as for any
+    finished pod; the invariants hold."""
+
+    async def main():
+        cluster = Cluster(scheduler_config)
+        await cluster.start()
+        try:
+            for step in [("node", 0, "4", 2), ("pool", 0, 0, 2), ("pod", 0, "100m", ("template",)), ("pod", 1, "100m", ("template",))]:
+                await cluster.apply(step)
+                await cluster.settle()
+            await cluster.client.patch(NODES, "", "node-0", {"status": {"allocatable": {"pods": "1"}}}, subresource="status")
+            deadline = time.monotonic() + EVENTUALLY
+            while (await cluster.client.get(PODS, NS, "pod-1"))["status"].get("phase") != "Failed":
+                assert time.monotonic() < deadline, "pod-1 was never rejected"
+                await asyncio.sleep(0.01)
+            await cluster.settle()
+            nodes, pods, claims = await cluster.objects()
+            assert (pods["pod-0"]["status"]["phase"], pods["pod-1"]["status"]["reason"]) == ("Running", "OutOfpods")
+            assert check_after_step(nodes, pods, claims) == [] and check_settled(pods, claims) == []
+            assert sorted(n for c in claims.values() for n in c["status"].get("podNames") or []) == ["pod-0"]
+        finally:
+            await cluster.stop()
+
+    asyncio.run(main())

@@ -13,11 +13,15 @@ informers last saw them, kube's kubelet's pod manager; a Node read from the API)
   ``status_report_interval`` (kube's ``nodeStatusReportFrequency``, 5 minutes) the report is
   refreshed as well (one GET and one patch: the conditions' ``lastHeartbeatTime``) — as kube's
   kubelet does since NodeLease.
-- ``("pod", namespace, name)`` — a pod bound to a simulated node starts once each DeviceClaim it
-  uses is allocated and lists it in ``status.podNames`` (else a ``FailedPrepareDynamicResources``
-  Warning names the claim, once per distinct reason, and the pod is looked at again when that claim
-  changes), after ``start_delay``: ``phase: Running``, conditions, host and pod IPs (pod IPs from
-  the node's ``spec.podCIDR``, else /24 number *i* of ``cluster_cidr``), containers running, and
+- ``("pod", namespace, name)`` — a pod bound to a simulated node is first admitted
+  (:mod:`mockapi.controllers.kubelet_admit`: it must fit on the node's allocatable next to the pods
+  admitted before it, else it is rejected: ``Failed``, ``OutOfcpu``/``OutOfpods``/..., a Warning);
+  a Node created again or whose allocatable changed has its pods admitted again in creation order.
+  An admitted pod starts once each DeviceClaim it uses is allocated and lists it in
+  ``status.podNames`` (else a ``FailedPrepareDynamicResources`` Warning names the claim, once per
+  distinct reason, and the pod is looked at again when that claim changes), after
+  ``start_delay``: ``phase: Running``, conditions, host and pod IPs (pod IPs from the node's
+  ``spec.podCIDR``, else /24 number *i* of ``cluster_cidr``), containers running, and
   ``Pulled``/``Created``/``Started`` Events. A pod with a deletionTimestamp is ended: ``Killing``
   Events; after min(its grace period, ``max_grace``) its containers have exited 0 (``phase:
   Succeeded``, written as a kubelet does before the pod goes), then ``DELETE ?gracePeriodSeconds=0``.
@@ -36,7 +40,7 @@ from dataclasses import dataclass, field
 
 from mockapi import clock as clocks, errors
 from mockapi.client import DELETED, Client, Kind
-from mockapi.controllers import kubelet_lease as lease_, kubelet_status as status_
+from mockapi.controllers import kubelet_admit as admit_, kubelet_lease as lease_, kubelet_status as status_
 from mockapi.controllers.keyqueue import KeyQueue
 from mockapi.controllers.kubelet_ips import Addresses
 from mockapi.controllers import informer
@@ -93,6 +97,8 @@ class Kubelet:
         self._beats: dict[str, float] = {}  # node → when its Lease was last renewed
         self._reported: dict[str, float] = {}  # node → when its conditions were last written
         self._leases: dict[str, dict] = {}  # node → the Lease last written (renewed without a read)
+        self._admissions: dict[str, admit_.Admission] = {}  # node → the pods admitted there
+        self._rejected: dict[PodKey, admit_.Rejection] = {}  # pods to be written Failed (not admitted)
         self._last_event_ns = 0
         self._informers: list[asyncio.Task] = []
 
@@ -152,6 +158,7 @@ class Kubelet:
         before = self._nodes.get(name)
         if event_type == DELETED:
             self._nodes.pop(name, None)
+            self._admissions.pop(name, None)
             self.addresses.forget_node(name)
             self._forget_node(name)
             self.queue.add(("node-gone", name))
@@ -166,6 +173,8 @@ class Kubelet:
             self.queue.add(("node", name))
         elif name not in self._beats and name not in self._reported:  # reported by an earlier run (a restart): heartbeats from now on
             self.queue.add_after(("node", name), self._stagger(name, self.options.heartbeat_interval))
+        if ready:
+            self._admit_all(name, node)
         if ready and (before is None or not before.simulated or not before.ready):
             for pod in sorted(self._pods_on.get(name, ())):
                 self.queue.add(("pod", *pod))
@@ -184,6 +193,13 @@ class Kubelet:
         ip = (pod.get("status") or {}).get("podIP")
         if ip and not (pod.get("spec") or {}).get("hostNetwork"):
             self.addresses.observe_pod(node, key, ip)
+        admission = self._admissions.get(node)
+        if admission is not None:
+            if _terminal(pod):
+                admission.release(key)  # a finished pod holds nothing on its node
+                self._rejected.pop(key, None)
+            elif status_.started(pod) and key not in self._rejected:
+                admission.admit(key, pod, check=False)  # running already (an earlier run admitted it)
         known = self._nodes.get(node)
         if known is not None and known.simulated and (meta.get("deletionTimestamp") or not status_.started(pod)):
             self.queue.add(("pod", *key))
@@ -202,7 +218,10 @@ class Kubelet:
         for name in [node] if node else [n for n, pods in self._pods_on.items() if key in pods]:  # a relist's tombstone has no spec
             self._pods_on.get(name, set()).discard(key)
             self.addresses.forget_pod(name, key)
+            if name in self._admissions:
+                self._admissions[name].release(key)
         self._pods.pop(key, None)
+        self._rejected.pop(key, None)
         self._unwait(key)
         for memo in (self._warned, self._ready_since, self._ending):
             memo.pop(key, None)
@@ -282,8 +301,57 @@ class Kubelet:
             return
         if pod["metadata"].get("deletionTimestamp"):
             await self._end(key, pod, node)
-        elif not status_.started(pod) and known.ready and await self._claims_ready(key, pod, node) and self._start_due(key):
-            await self._start(key, pod, node)
+        elif key in self._rejected and not _terminal(pod):
+            await self._reject(key, pod, node)
+        elif not status_.started(pod) and known.ready:
+            if not self._admitted(key, pod, node):
+                await self._reject(key, pod, node)
+            elif await self._claims_ready(key, pod, node) and self._start_due(key):
+                await self._start(key, pod, node)
+
+    # ---------------------------------------------------------------- admission
+    def _admitted(self, key: PodKey, pod: dict, node: str) -> bool:
+        """kube's ``canAdmitPod``: the pod counts on its node if it fits next to the pods admitted
+        there before it (a counter compare on the common path); else it is to be rejected."""
+        admission = self._admissions.get(node)
+        rejection = None if admission is None else admission.admit(key, pod)
+        if rejection is None:
+            return True
+        self._rejected[key] = rejection
+        return False
+
+    def _admit_all(self, name: str, node: dict) -> None:
+        """A Node seen for the first time, created again or with another allocatable: its pods are
+        admitted again in creation order, as a (re)started kubelet admits them; those that no longer
+        fit are rejected (queued to be written Failed)."""
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        uid = node["metadata"].get("uid", "")
+        admission = self._admissions.get(name)
+        if admission is not None and admission.same_node(uid, allocatable):
+            return
+        admission = self._admissions[name] = admit_.Admission(uid, allocatable)
+        pods = [(key, self._pods[key]) for key in self._pods_on.get(name, ()) if key in self._pods]
+        for key, pod in sorted(pods, key=lambda kp: (kp[1]["metadata"].get("creationTimestamp") or "", kp[0])):
+            self._rejected.pop(key, None)  # not written yet: judged afresh
+            if _terminal(pod):
+                continue
+            # a pod being deleted still holds its share, and is not rejected (kube admits only new pods)
+            rejection = admission.admit(key, pod, check=not pod["metadata"].get("deletionTimestamp"))
+            if rejection is not None:
+                self._rejected[key] = rejection
+                self.queue.add(("pod", *key))
+
+    async def _reject(self, key: PodKey, pod: dict, node: str) -> None:
+        """kube's ``rejectPod``: phase Failed with the admission's reason and message, and a Warning
+        Event; a running pod's containers stop. Its claims are then released as any finished pod's."""
+        rejection = self._rejected[key]
+        stopped = status_.terminated_status(pod, now=self._now()) if status_.started(pod) else None
+        if await self._write_status(key, pod, admit_.rejected_status(pod, rejection, now=self._now(), stopped=stopped)) is None:
+            return
+        self._rejected.pop(key, None)
+        self._ready_since.pop(key, None)
+        self._unwait(key)
+        await self._record(pod, node, rejection[0], rejection[1], warning=True, always=True)
 
     async def _claims_ready(self, key: PodKey, pod: dict, node: str) -> bool:
         """Whether every claim the pod uses is allocated and reserved for it; if not, say which
@@ -409,6 +477,10 @@ def _internal_ip(node: dict) -> str:
         if address.get("type") == "InternalIP":
             return address.get("address", "")
     return ""
+
+
+def _terminal(pod: dict) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
 def _rv(obj: dict) -> int:

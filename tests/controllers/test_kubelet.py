@@ -422,3 +422,96 @@ def test_pods_and_claims_are_read_from_the_informers_not_fetched_per_pod():
         return [kind for kind in fetched if kind in ("Pod", "DeviceClaim")]
 
     assert run(scenario) == []
+
+
+# -------------------------------------------------------------------- admission
+def asking(name: str, node_name: str = "node-a", **requests) -> dict:
+    """A pod of one container requesting ``requests`` (``example_com_foo`` for ``example.com/foo``)."""
+    wanted = {k.replace("_com_", ".com/"): v for k, v in requests.items()}
+    return pod(name, node_name, containers=[{"name": "app", "image": "nginx:1.27", "resources": {"requests": wanted}}])
+
+
+async def failed_pod(client, name: str) -> dict:
+    return await until(lambda: client.get(PODS, "default", name), lambda p: (p.get("status") or {}).get("phase") == "Failed")
+
+
+async def warnings_of(client, name: str) -> list[tuple[str, str]]:
+    items, _ = await client.list(EVENTS, "default")
+    return [(e["reason"], e["message"]) for e in items if e["involvedObject"]["name"] == name and e["type"] == "Warning"]
+
+
+def test_a_pod_bound_past_the_nodes_pod_count_is_rejected_out_of_pods_as_kubes_reject_pod_writes_it():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a", capacity={"cpu": "4", "memory": "8Gi", "pods": "1"}))
+        await client.create(PODS, pod("first"))
+        await running_pod(client, "first")
+        await client.create(PODS, pod("second"))
+        second = await failed_pod(client, "second")
+        message = "Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"
+        assert (second["status"]["reason"], second["status"]["message"]) == ("OutOfpods", f"Pod was rejected: {message}")
+        assert second["status"]["startTime"]
+        assert "containerStatuses" not in second["status"]
+        assert await warnings_of(client, "second") == [("OutOfpods", message)]
+        await settle(kubelet)
+        assert (await client.get(PODS, "default", "first"))["status"]["phase"] == "Running"
+
+    run(scenario)
+
+
+def test_cpu_memory_and_extended_resources_are_admitted_against_what_earlier_pods_hold():
+    async def scenario(client, kubelet):
+        capacity = {"cpu": "1", "memory": "1Gi", "pods": "10", "example.com/foo": "1"}
+        await client.create(NODES, node("node-a", capacity=capacity))
+        await client.create(PODS, asking("big", cpu="600m", memory="512Mi"))
+        await running_pod(client, "big")
+        await client.create(PODS, asking("cpu", cpu="500m"))
+        assert (await failed_pod(client, "cpu"))["status"]["message"] == "Pod was rejected: Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000"
+        await client.create(PODS, asking("memory", memory="600Mi"))
+        assert (await failed_pod(client, "memory"))["status"]["reason"] == "OutOfmemory"
+        await client.create(PODS, asking("foo", example_com_foo="2"))
+        foo = await failed_pod(client, "foo")
+        assert (foo["status"]["reason"], foo["status"]["message"]) == (
+            "OutOfexample.com/foo", "Pod was rejected: Node didn't have enough resource: example.com/foo, requested: 2, used: 0, capacity: 1")
+        # an extended resource the node does not have is not counted (removeMissingExtendedResources);
+        # a rejected pod holds nothing
+        await client.create(PODS, asking("other", cpu="400m", example_com_bar="5"))
+        await running_pod(client, "other")
+        # a pod that finished gives its share back
+        await client.delete(PODS, "default", "big")
+        await client.create(PODS, asking("after", cpu="600m"))
+        await running_pod(client, "after")
+
+    run(scenario)
+
+
+def test_pods_are_admitted_again_in_creation_order_when_the_nodes_allocatable_shrinks():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a", capacity={"cpu": "4", "memory": "8Gi", "pods": "2"}))
+        await client.create(PODS, pod("p1"))
+        await client.create(PODS, pod("p2"))
+        await running_pod(client, "p1")
+        await running_pod(client, "p2")
+        await client.patch(NODES, "", "node-a", {"status": {"allocatable": {"pods": "1"}}}, subresource="status")
+        p2 = await failed_pod(client, "p2")  # created in the same second: by name
+        assert p2["status"]["reason"] == "OutOfpods"
+        assert all("terminated" in c["state"] for c in p2["status"]["containerStatuses"])  # its containers stopped
+        await settle(kubelet)
+        assert (await client.get(PODS, "default", "p1"))["status"]["phase"] == "Running"
+
+    run(scenario)
+
+
+def test_a_node_created_again_before_its_pods_are_collected_admits_them_again():
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a", capacity={"cpu": "4", "memory": "8Gi", "pods": "2"}))
+        await client.create(PODS, pod("p1"))
+        await client.create(PODS, pod("p2"))
+        await running_pod(client, "p1")
+        await running_pod(client, "p2")
+        await client.delete(NODES, "", "node-a")
+        await client.create(NODES, node("node-a", capacity={"cpu": "4", "memory": "8Gi", "pods": "1"}))  # before the pod GC looks
+        assert (await failed_pod(client, "p2"))["status"]["reason"] == "OutOfpods"
+        await settle(kubelet)
+        assert (await client.get(PODS, "default", "p1"))["status"]["phase"] == "Running"
+
+    run(scenario)
