@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 
 import httpx
 import pytest
 from kubernetes import client, config
 
 GROUP, VERSION = "devmgmtproto.k8s.io", "v1alpha1"
+
+
+def wait_for(what, timeout: float = 10.0, interval: float = 0.02):
+    """``what()`` once it is truthy, or its last (falsy) value after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = what()
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(interval)
 
 
 @pytest.fixture

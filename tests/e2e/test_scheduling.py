@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from mockapi.testing import MockAPIServer
+from tests.e2e.conftest import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 API = "/apis/devmgmtproto.k8s.io/v1alpha1"
@@ -59,13 +60,6 @@ def pod(name: str, *claims: dict, cpu: str = "100m") -> dict:
 ONE_GPU = {"claims": [{"deviceClass": "gpu"}]}
 
 
-def wait_for(what, timeout: float = 5.0, interval: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = what()
-        if found or time.monotonic() > deadline:
-            return found
-        time.sleep(interval)
 
 
 @pytest.fixture

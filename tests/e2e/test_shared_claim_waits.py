@@ -13,19 +13,13 @@ import pytest
 from kubernetes import client, dynamic
 
 from mockapi.testing import MockAPIServer
+from tests.e2e.conftest import wait_for
 
 GROUP, VERSION = "devmgmtproto.k8s.io", "v1alpha1"
 pytestmark = pytest.mark.e2e
 WAITING = 'device claim "shared" is not allocated yet'
 
 
-def wait_for(what, timeout: float = 10.0, interval: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = what()
-        if found or time.monotonic() > deadline:
-            return found
-        time.sleep(interval)
 
 
 @pytest.fixture(scope="module")
