@@ -262,7 +262,9 @@ class Store:
         if not labels:
             return None
         try:
-            return self._label_sets.get((*labels, *labels.values()), lambda: _interned(labels))
+            key = (*labels, *labels.values())
+            kept = self._label_sets._values.get(key)  # get()'s hit without a closure made per write
+            return kept if kept is not None else self._label_sets.get(key, lambda: _interned(labels))
         except TypeError:  # an unhashable value (a caller that skipped validation): not shared
             return dict(labels)
 
