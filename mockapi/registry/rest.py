@@ -174,18 +174,36 @@ class Registry:
                     values.append(unset if found is None else sys.intern(_field_string(found)))
                 return tuple(values)
 
+            # the paths by their first part, each top-level field read once (a Pod's eight paths
+            # are under spec and status): (top, [(position, next part, the parts after, unset)])
+            blank = [unset for _, unset in steps]
+            tops: dict[str, list] = {}
+            singles = []
+            for position, (parts, _) in enumerate(steps if value is _dotted_path else ()):
+                if len(parts) > 1:
+                    tops.setdefault(parts[0], []).append((position, parts[1], parts[2:]))
+                else:
+                    singles.append((position, parts[0]))
+            groups = list(tops.items())
+
             def index_paths(obj: dict) -> tuple[str, ...]:
                 # index() with _dotted_path and _field_string's common cases inline: every write
                 # of a Pod reads its eight fields
-                values = []
-                for parts, unset in steps:
-                    found = obj
-                    for part in parts:
-                        found = found.get(part) if isinstance(found, dict) else None
-                    if found is None:
-                        values.append(unset)
-                    else:
-                        values.append(sys.intern(found if found.__class__ is str else _field_string(found)))
+                values = blank.copy()
+                for top, members in groups:
+                    parent = obj.get(top)
+                    if not isinstance(parent, dict):
+                        continue
+                    for position, key, deeper in members:
+                        found = parent.get(key)
+                        for part in deeper:
+                            found = found.get(part) if isinstance(found, dict) else None
+                        if found is not None:
+                            values[position] = sys.intern(found if found.__class__ is str else _field_string(found))
+                for position, key in singles:
+                    found = obj.get(key)
+                    if found is not None:
+                        values[position] = sys.intern(found if found.__class__ is str else _field_string(found))
                 return tuple(values)
 
             self._indexers[rt] = (index_paths if value is _dotted_path else index) if paths else None

@@ -79,20 +79,30 @@ def admit_pod(cluster: Cluster, pod: dict) -> None:
 def mount_token(spec: dict) -> None:
     """``mountServiceAccountToken``: the token volume (an existing ``kube-api-access-*`` one is
     reused) mounted read-only in every container that has nothing at the token path."""
-    volumes = spec.get("volumes") if isinstance(spec.get("volumes"), list) else []
-    existing = next((v["name"] for v in volumes if isinstance(v, dict) and str(v.get("name", "")).startswith(VOLUME_PREFIX)), None)
-    volume = existing or VOLUME_PREFIX + "".join(_rng.choices(_NAME_CHARS, k=5))
-    needed = False
+    # plain loops, the name drawn once a container needs it: every pod create passes here
+    volumes = spec.get("volumes")
+    if not isinstance(volumes, list):
+        volumes = []
+    existing = None
+    for v in volumes:
+        if isinstance(v, dict) and str(v.get("name", "")).startswith(VOLUME_PREFIX):
+            existing = v["name"]
+            break
+    volume = existing
     for key in ("initContainers", "containers"):
         for container in spec.get(key) or ():
             if not isinstance(container, dict):
                 continue
-            mounts = container.get("volumeMounts") if isinstance(container.get("volumeMounts"), list) else []
-            if any(isinstance(m, dict) and m.get("mountPath") == TOKEN_MOUNT_PATH for m in mounts):
-                continue
-            container["volumeMounts"] = [*mounts, {"mountPath": TOKEN_MOUNT_PATH, "name": volume, "readOnly": True}]
-            needed = True
-    if needed and existing is None:
+            mounts = container.get("volumeMounts")
+            if not isinstance(mounts, list):
+                mounts = []
+            for m in mounts:
+                if isinstance(m, dict) and m.get("mountPath") == TOKEN_MOUNT_PATH:
+                    break
+            else:
+                volume = volume or VOLUME_PREFIX + "".join(_rng.choices(_NAME_CHARS, k=5))
+                container["volumeMounts"] = [*mounts, {"mountPath": TOKEN_MOUNT_PATH, "name": volume, "readOnly": True}]
+    if volume is not None and existing is None:
         spec["volumes"] = [*volumes, token_volume(volume)]
 
 

@@ -57,6 +57,16 @@ class _Shared:
             value = self._values[key] = make()
         return value
 
+    def share(self, value):
+        """The kept value equal to ``value`` (``value`` itself the first time): get() without a
+        closure made per call, for values that are their own key."""
+        kept = self._values.get(value)
+        if kept is None:
+            if len(self._values) >= self._limit:
+                self._values.clear()
+            kept = self._values[value] = value
+        return kept
+
 
 def _interned(labels: dict) -> dict:
     """A copy of interned strings (keys and values repeat across label sets; an interned string
@@ -118,8 +128,9 @@ class Store:
         return self._window_start
 
     def get(self, resource: Hashable, namespace: str, name: str) -> Stored | None:
-        bucket = self._buckets.get(resource, {}).get(namespace)
-        return bucket.objects.get(name) if bucket else None
+        buckets = self._buckets.get(resource)  # no throwaway {} default: every write reads here
+        bucket = buckets.get(namespace) if buckets is not None else None
+        return bucket.objects.get(name) if bucket is not None else None
 
     def count(self, resource: Hashable) -> int:
         return sum(len(b.objects) for b in self._buckets.get(resource, {}).values())
@@ -176,10 +187,11 @@ class Store:
     def create(self, resource: Hashable, obj: dict, *, fields: FieldIndexer | None = None) -> Stored:
         meta = obj["metadata"]
         namespace, name = meta.get("namespace", ""), meta["name"]
-        if self.get(resource, namespace, name) is not None:
+        bucket = self._bucket(resource, namespace)  # one lookup for the check and the put
+        if name in bucket.objects:
             raise errors.already_exists(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
-        self._bucket(resource, namespace).put(name, stored)
+        bucket.put(name, stored)
         self._emit(Event(ADDED, resource, stored, None, self._rv))
         return stored
 
@@ -190,7 +202,7 @@ class Store:
         if prev is None:
             raise errors.not_found(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
-        self._bucket(resource, namespace).put(name, stored)
+        self._buckets[resource][namespace].objects[name] = stored  # there already: the sorted names stand
         self._emit(Event(MODIFIED, resource, stored, prev, self._rv))
         return stored
 
@@ -237,7 +249,7 @@ class Store:
         if fields is not None:
             field_values = fields(obj)
             if field_values is not None:
-                field_values = self._fields.get(field_values, lambda: field_values)
+                field_values = self._fields.share(field_values)
         if labels is None:
             labels = self._labels(meta.get("labels"))
         scope = self._scope(sys.intern(meta.get("namespace", "")), labels)
@@ -250,7 +262,9 @@ class Store:
         if not labels:
             return None
         try:
-            return self._label_sets.get((*labels, *labels.values()), lambda: _interned(labels))
+            key = (*labels, *labels.values())
+            kept = self._label_sets._values.get(key)  # get()'s hit without a closure made per write
+            return kept if kept is not None else self._label_sets.get(key, lambda: _interned(labels))
         except TypeError:  # an unhashable value (a caller that skipped validation): not shared
             return dict(labels)
 
@@ -259,7 +273,9 @@ class Store:
         already the shared ones, so their identity says which. (The selectable-field values are
         not in it: a running pod's podIP, an Event's involvedObject.uid make most of them unique.)"""
         # an entry holds its labels, so their id cannot be reused while it is in the table
-        return self._scopes.get((namespace, id(labels)), lambda: (namespace, labels))
+        key = (namespace, id(labels))
+        scope = self._scopes._values.get(key)  # get()'s hit without a closure made per write
+        return scope if scope is not None else self._scopes.get(key, lambda: (namespace, labels))
 
     def _bucket(self, resource: Hashable, namespace: str) -> _Bucket:
         buckets = self._buckets.setdefault(resource, {})
