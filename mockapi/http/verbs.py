@@ -24,7 +24,7 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"  # mockapi.protobuf.MEDIA_TYPE
 PATCH_TYPES = {t: t for t in rest.ALL_PATCH_TYPES}
 
 
-@dataclass
+@dataclass(slots=True)  # one per request: no instance dict to build
 class Call:
     info: RequestInfo
     rt: ResourceType
