@@ -208,6 +208,8 @@ def seconds(time: str | None) -> int:
 
 def encode(managers: Managers) -> list[dict]:
     """The entries as stored, sorted as sortEncodedManagedFields sorts them."""
+    if len(managers) < 2:  # most objects: one writer, nothing to sort
+        return [entry.encode() for entry in managers.values()]
     entries = sorted(
         managers.values(),
         key=lambda e: (e.operation, seconds(e.time), e.manager, e.api_version, e.subresource),
@@ -218,6 +220,8 @@ def encode(managers: Managers) -> list[dict]:
 def cap_update_managers(managers: Managers) -> Managers:
     """Merge the oldest Update entries into ``ancient-changes`` (one per apiVersion) while there are
     more than MAX_UPDATE_MANAGERS of them."""
+    if len(managers) <= MAX_UPDATE_MANAGERS:  # fewer entries in all than the cap: nothing to merge
+        return managers
     updaters = [entry for entry in managers.values() if not entry.applied]
     if len(updaters) <= MAX_UPDATE_MANAGERS:
         return managers

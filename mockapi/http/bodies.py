@@ -54,10 +54,12 @@ def parses_as_media_type(content_type: str) -> bool:
     return _MEDIA_TYPE.fullmatch(content_type) is not None
 
 
-def decode(raw: bytes, content_type: str | None) -> Any:
+def decode(raw: bytes, content_type: str | None, kind: str | None = None) -> Any:
     """The body as a JSON-like value. Empty body → None. No Content-Type means JSON; one Go
-    cannot parse is 415, as kube-apiserver's input negotiation answers."""
-    kind = media_type(content_type)
+    cannot parse is 415, as kube-apiserver's input negotiation answers. ``kind``: the
+    :func:`media_type` of ``content_type`` when the caller has it already."""
+    if kind is None:
+        kind = media_type(content_type)
     if content_type and not parses_as_media_type(content_type):
         raise errors.unsupported_media_type(content_type, ACCEPTED)
     if not raw.strip():

@@ -111,7 +111,7 @@ class KubeAPI:
         if handler is None:
             raise errors.method_not_allowed()
         table.negotiate(headers.get(b"accept", b"").decode("latin-1"))  # 406 before anything is done
-        deprecated = self.registry.deprecation_warning(rt)
+        deprecated = "" if rt.builtin else self.registry.deprecation_warning(rt)  # only CRs' versions are deprecated
         if deprecated:
             send = responses.with_headers(send, [responses.warning_header(deprecated)])
         call = Call(info, rt, self.registry, headers, receive, send, self.max_body, self.watch_settings, user)

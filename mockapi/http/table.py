@@ -38,6 +38,13 @@ ACCEPTED = "application/json, application/yaml, application/vnd.kubernetes.proto
 def negotiate(accept: str) -> str | None:
     """The meta.k8s.io rendering the client prefers, or None for the plain object (JSON); 406
     NotAcceptable when no entry of a non-empty Accept can be served (``image/png``)."""
+    if not accept:
+        return None
+    return _negotiate(accept) if len(accept) <= 512 else _negotiate.__wrapped__(accept)  # long ones not kept
+
+
+@lru_cache(maxsize=64)  # clients send one Accept again and again (kubectl: two or three in all)
+def _negotiate(accept: str) -> str | None:
     if not accept.strip():
         return None
     for part in accept.split(","):

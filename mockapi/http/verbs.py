@@ -24,7 +24,7 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"  # mockapi.protobuf.MEDIA_TYPE
 PATCH_TYPES = {t: t for t in rest.ALL_PATCH_TYPES}
 
 
-@dataclass
+@dataclass(slots=True)  # one per request: no instance dict to build
 class Call:
     info: RequestInfo
     rt: ResourceType
@@ -56,12 +56,13 @@ class Call:
         """The body as a JSON-like value; with ``opts``, keys repeated in a JSON object are refused
         (Strict) or warned about (Warn), as kube's strict decoding does."""
         raw, content_type = await self.body()
-        if bodies.media_type(content_type) == PROTOBUF:
+        kind = bodies.media_type(content_type)  # once: decode and the duplicate check both need it
+        if kind == PROTOBUF:
             from mockapi import protobuf  # imported by the first protobuf body, not at start-up
 
             return protobuf.decode(raw)
-        value = bodies.decode(raw, content_type)
-        if opts is not None and opts.field_validation != "Ignore" and bodies.is_json(content_type):
+        value = bodies.decode(raw, content_type, kind)
+        if opts is not None and opts.field_validation != "Ignore" and kind not in bodies.YAML_TYPES:  # bodies.is_json
             _check_duplicates(self.rt, decoding.duplicate_fields(raw, value), opts)
         return value
 
@@ -85,7 +86,7 @@ def write_options(call: Call, *, default_manager: bool = True) -> WriteOptions:
 
 
 async def _send_written(call: Call, written: rest.Written, opts: WriteOptions, *, created_code: int = 201) -> None:
-    headers = [responses.warning_header(w) for w in dict.fromkeys(opts.warnings)]
+    headers = [responses.warning_header(w) for w in dict.fromkeys(opts.warnings)] if opts.warnings else ()
     await responses.send_bytes(call.send, created_code if written.created else 200, written.raw, headers=headers)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime
+import functools
 import ipaddress
 import re
 from typing import Any, Callable
@@ -42,19 +43,30 @@ def _is_date(text: str) -> bool:
     if not match:
         return False
     try:
-        datetime.date(*(int(part) for part in match.groups()))
+        datetime.date(int(match[1]), int(match[2]), int(match[3]))
     except ValueError:
         return False
     return True
 
 
 def _is_date_time(text: str) -> bool:
-    """strfmt.IsDateTime: an RFC 3339 date, 'T', and hh:mm:ss[.frac] with Z or ±hh:mm."""
+    """strfmt.IsDateTime: an RFC 3339 date, 'T', and hh:mm:ss[.frac] with Z or ±hh:mm. Remembered
+    for short texts: a status write sends its conditions' unchanged timestamps again and again."""
+    if len(text) > _REMEMBERED_DATE_TIME:
+        return _date_time(text)
+    return _remembered_date_time(text)
+
+
+def _date_time(text: str) -> bool:
     parts = text.lower().split("t")
     if len(text) < 4 or len(parts) < 2 or not _is_date(parts[0]):
         return False
     match = _DATE_TIME_CLOCK.fullmatch(parts[1])
     return bool(match) and match[1] <= "23" and match[2] <= "59" and match[3] <= "59"
+
+
+_REMEMBERED_DATE_TIME = 40  # "2006-01-02T15:04:05.999999999+07:00" is 35: longer texts are not kept
+_remembered_date_time = functools.lru_cache(maxsize=1024)(_date_time)
 
 
 def _is_duration(text: str) -> bool:

@@ -216,13 +216,24 @@ def _check_labels(labels: Any, path: str, errs: list) -> None:
         return
     for key, value in labels.items():
         key = str(key)
-        for msg in qualified_name_errors(key):
-            errs.append(errors.FieldError("invalid", path, msg, value=key))
+        if key not in _VALID_LABEL_KEYS:  # a map whose one label changed (a patch) checks that one
+            _check_label_part(key, qualified_name_errors, _VALID_LABEL_KEYS, path, errs)
         if not isinstance(value, str):
             errs.append(type_error(f"{path}.{key}", "string", value))
             continue
-        for msg in label_value_errors(value):
-            errs.append(errors.FieldError("invalid", path, msg, value=value))
+        if value not in _VALID_LABEL_VALUES:
+            _check_label_part(value, label_value_errors, _VALID_LABEL_VALUES, path, errs)
+
+
+def _check_label_part(text: str, rule, valid: set[str], path: str, errs: list) -> None:
+    """One label key or value by its rule, remembered in ``valid`` (at most _MEMO_SIZE) when it passes."""
+    problems = rule(text)
+    for msg in problems:
+        errs.append(errors.FieldError("invalid", path, msg, value=text))
+    if not problems:
+        if len(valid) >= _MEMO_SIZE:
+            valid.clear()
+        valid.add(text)
 
 
 def _check_annotations(annotations: Any, path: str, errs: list) -> None:
@@ -321,6 +332,10 @@ def _check_finalizers(finalizers: Any, path: str, errs: list) -> None:
 
 
 _MEMO_SIZE = 4096
+# Label keys and values found valid: a label map that misses the whole-map memo below (one label
+# flipped) has its other labels known already.
+_VALID_LABEL_KEYS: set[str] = set()
+_VALID_LABEL_VALUES: set[str] = set()
 _VALUE_CHECKS = (
     ("labels", _remember_valid(_check_labels)),
     ("annotations", _remember_valid(_check_annotations)),

@@ -178,10 +178,12 @@ def _walk_items(child: _Node, items: list, path: str, run: _Run, keep: bool, err
 
 def _prune_metadata(metadata: dict, path: str, unknown: list[str]) -> None:
     """What the round trip through metav1.ObjectMeta drops: unknown keys (reported) and nulls."""
-    for key in [key for key, value in metadata.items() if value is None or key not in meta.OBJECT_META_FIELDS]:
-        if key not in meta.OBJECT_META_FIELDS:
-            unknown.append(f"{path}.{key}")
-        del metadata[key]
+    known = meta.OBJECT_META_FIELDS
+    if not (metadata.keys() <= known and None not in metadata.values()):  # at C speed: mostly nothing to drop
+        for key in [key for key, value in metadata.items() if value is None or key not in known]:
+            if key not in known:
+                unknown.append(f"{path}.{key}")
+            del metadata[key]
     _prune_entries(metadata.get("ownerReferences"), meta.OWNER_REFERENCE_FIELDS, f"{path}.ownerReferences", unknown)
     _prune_entries(metadata.get("managedFields"), meta.MANAGED_FIELDS_ENTRY_FIELDS, f"{path}.managedFields", unknown)
 
@@ -190,7 +192,7 @@ def _prune_entries(entries: Any, known: frozenset, path: str, unknown: list[str]
     if type(entries) is not list:
         return
     for i, entry in enumerate(entries):
-        if type(entry) is dict:
+        if type(entry) is dict and not entry.keys() <= known:
             for key in [key for key in entry if key not in known]:
                 del entry[key]
                 unknown.append(f"{path}[{i}].{key}")
