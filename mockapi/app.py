@@ -291,7 +291,8 @@ def local_client(server: Server, identity=None):
     """A built-in controller's in-process client, as ``identity`` (mockapi.auth.identities): its
     calls authorized against the server's authorizer in RBAC mode, its writes audited when the
     audit log is on; in the default mode a plain LocalClient (nothing checked, nothing logged).
-    Its Events are written when the loop is idle (``LocalClient``'s ``defer_events``)."""
+    Its Events are written off its path (``LocalClient``'s ``defer_events``: at the next turn of the
+    loop, or when it is idle in a burst)."""
     from mockapi.client import LocalClient
 
     authorizer = server.authorizer if "RBAC" in server.settings.authorization_mode.split(",") else None

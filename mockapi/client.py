@@ -147,9 +147,10 @@ def _parsed(chunk: bytes) -> list:
 
 
 class EventSink:
-    """The Events in-process controllers recorded, written when the event loop has nothing else to
-    do — as client-go's recorder hands Events to a goroutine of their own, off the controller's
-    path (kube-scheduler binds, the kubelet starts pods, while their Events are sent). Each Event
+    """The Events in-process controllers recorded, written off the controller's path — as
+    client-go's recorder hands Events to a goroutine of their own (kube-scheduler binds, the
+    kubelet starts pods, while their Events are sent): at the loop's next turn, or in a burst when
+    the loop has nothing else to do. Each Event
     is written as recorded (its timestamps and name were taken then), in order, none dropped: a
     backlog past :data:`MAX_BACKLOG` is written at once, and whatever remains when the loop stops
     is written by the task's ``finally``.
@@ -251,8 +252,9 @@ class LocalClient:
     audited under that identity. With neither (the default) the calls go straight to the registry.
 
     ``defer_events``: :meth:`create_event` leaves the Event to the registry's :class:`EventSink`
-    (written when the loop is idle) instead of writing it before it returns — the built-in
-    controllers' clients in a server; off by default (a test reads the Events it caused at once)."""
+    (written at the loop's next turn, or when it is idle in a burst) instead of writing it before
+    it returns — the built-in controllers' clients in a server; off by default (a test reads the
+    Events it caused at once)."""
 
     def __init__(self, registry, identity=None, *, authorizer=None, audit=None, defer_events: bool = False) -> None:
         from mockapi.registry import options, rest
