@@ -20,6 +20,7 @@ EXISTS, DOES_NOT_EXIST = "exists", "!"
 EQUALS, DOUBLE_EQUALS, NOT_EQUALS = "=", "==", "!="
 IN, NOT_IN, GREATER_THAN, LESS_THAN = "in", "notin", "gt", "lt"
 _BINARY_OPERATORS = "in, notin, =, ==, !=, gt, lt"
+_API_OPERATORS = {"In": IN, "NotIn": NOT_IN, "Exists": EXISTS, "DoesNotExist": DOES_NOT_EXIST}  # metav1.LabelSelectorOperator
 
 # lexer tokens
 _EOS, _CLOSE, _COMMA, _NOT, _DOUBLE_EQ, _EQ, _GT, _IDENT, _IN, _LT, _NEQ, _NOTIN, _OPEN = range(13)
@@ -70,6 +71,20 @@ class LabelSelector:
             return cls(_LabelParser(text).parse())
         except ValueError as exc:
             raise errors.bad_request(str(exc)) from None
+
+    @classmethod
+    def from_api(cls, selector: Mapping) -> LabelSelector | None:
+        """``metav1.LabelSelectorAsSelector`` of an object's selector (``matchLabels`` and
+        ``matchExpressions``, already validated with the object); None for an operator it does
+        not know (kube's conversion fails: the selector matches nothing)."""
+        requirements = [Requirement(key, EQUALS, (value,)) for key, value in (selector.get("matchLabels") or {}).items()]
+        for expression in selector.get("matchExpressions") or ():
+            operator = _API_OPERATORS.get(expression.get("operator"))
+            if operator is None:
+                return None
+            values = tuple(sorted(set(expression.get("values") or ()))) if operator in (IN, NOT_IN) else ()
+            requirements.append(Requirement(expression.get("key"), operator, values))
+        return cls(requirements)
 
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         labels = labels if labels is not None else {}

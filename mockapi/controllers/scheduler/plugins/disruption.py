@@ -33,6 +33,7 @@ import math
 from dataclasses import dataclass, field
 
 from mockapi.client import Kind
+from mockapi.selectors import LabelSelector
 
 PDBS = Kind("policy/v1", "PodDisruptionBudget")
 
@@ -48,27 +49,8 @@ class Budget:
 def matches(selector: dict, labels: dict) -> bool:
     """metav1.LabelSelector against labels (``LabelSelectorAsSelector``, then ``Matches``); an
     unknown operator matches nothing, as the selector fails to parse."""
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for requirement in selector.get("matchExpressions") or ():
-        key, operator, values = requirement.get("key"), requirement.get("operator"), requirement.get("values") or ()
-        present = key in labels
-        if operator == "In":
-            if not (present and labels[key] in values):
-                return False
-        elif operator == "NotIn":
-            if present and labels[key] in values:
-                return False
-        elif operator == "Exists":
-            if not present:
-                return False
-        elif operator == "DoesNotExist":
-            if present:
-                return False
-        else:
-            return False
-    return True
+    parsed = LabelSelector.from_api(selector)
+    return parsed is not None and parsed.matches(labels)
 
 
 def _empty(selector) -> bool:
