@@ -310,7 +310,7 @@ for _convert, _name in ((_port, "port"), (_seconds, "seconds"), (_positive_secon
 def _allocator_options(parser) -> None:
     parser.add_argument("--allocation-policy", choices=("binpack", "first-fit", "spread"), default=_env("ALLOCATION_POLICY", Settings.allocation_policy), help="which feasible node wins (default binpack)")
     parser.add_argument("--allocation-budget-steps", type=_at_least(1), default=Settings.allocation_budget_steps, metavar="N", help="search steps per allocation cycle (default %(default)s)")
-    parser.add_argument("--allocation-budget-seconds", type=_positive_seconds, default=Settings.allocation_budget_seconds, metavar="SECONDS", help="wall time per allocation cycle (default %(default)s)")
+    parser.add_argument("--allocation-budget-seconds", type=_positive_seconds, default=Settings.allocation_budget_seconds, metavar="SECONDS", help="seconds of work per allocation cycle: CPU time of the planning thread and the isolated evaluator, not wall time (default %(default)s)")
     parser.add_argument("--scheduler-config", type=Path, default=_env("SCHEDULER_CONFIG", None), metavar="FILE", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): profiles, plugins, extenders (default: kube's default profile)")
 
 

@@ -35,7 +35,7 @@ class Settings:
     allocator: bool = False
     allocation_policy: str = "binpack"  # binpack, first-fit or spread (ALLOCATOR.md rule 12)
     allocation_budget_steps: int = 200_000  # search steps per allocation cycle
-    allocation_budget_seconds: float = 0.25  # wall time per allocation cycle
+    allocation_budget_seconds: float = 0.25  # seconds of work per allocation cycle (not wall time: budget.py)
     # The pod scheduler (mockapi.controllers.scheduler) and the pods' claims controller: they run
     # with the allocator (one process, one ledger of held devices); `mockapi serve` turns them on
     # unless --no-scheduler.

@@ -46,20 +46,31 @@ class Isolated:
         """The expression's result on ``values`` (a device's attributes as CEL sees them); raises
         ``cel.EvaluationError`` or :class:`Timeout`. ``bounded``: the evaluation is known to end
         soon (within the cost estimate), so at the deadline the child is left to finish it and
-        its late reply is dropped; otherwise the child is killed."""
+        its late reply is dropped; otherwise the child is killed. ``deadline`` (``time.monotonic``)
+        is for the evaluation: starting a child, or reading replies owed to earlier callers, moves
+        it later by the time they took."""
+        return self.evaluate_timed(expression, values, deadline=deadline, bounded=bounded)[0]
+
+    def evaluate_timed(self, expression: str, values: dict[str, Any], *, deadline: float, bounded: bool = False) -> tuple[bool, float]:
+        """:meth:`evaluate`, and the seconds waited on this evaluation (start-up and late
+        replies not counted)."""
         from mockapi import cel
 
         with self._lock:
             try:
+                before = time.monotonic()
                 process = self._ready()
+                started = time.monotonic()
+                deadline += started - before  # not charged to the caller
                 request = orjson.dumps([expression, values])
                 os.write(process.stdin.fileno(), len(request).to_bytes(4, "big") + request)
                 ok, result = orjson.loads(self._reply(process, deadline, bounded=bounded))
+                waited = time.monotonic() - started
             except (OSError, ValueError, TypeError) as exc:
                 self._stop()
                 raise cel.EvaluationError(f"the isolated evaluator failed: {exc}") from None
         if ok:
-            return result
+            return result, waited
         raise cel.EvaluationError(result)
 
     def close(self) -> None:

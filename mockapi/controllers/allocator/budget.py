@@ -1,11 +1,21 @@
-"""The search budget: steps and wall time per allocation cycle (ALLOCATOR.md, Search).
+"""The search budget: steps and seconds of work per allocation cycle (ALLOCATOR.md, Search).
 
-A cycle first runs on the event loop with a *slice* (:data:`INLINE_SLICE`): when the slice is used
-up, or the cycle would evaluate an expression too costly for the loop, :class:`Preempted` stops it
-and the cycle runs again in the allocator's worker thread, with the whole budget."""
+The seconds are the cycle's own work (:func:`work_time`): the CPU time of the thread that plans,
+less the garbage collections that ran in it, plus the time it waits on the isolated evaluator
+(:meth:`Budget.charge`). Not wall time: on a loaded machine, or while the event loop holds the
+GIL serving requests, wall time runs on while the cycle does nothing, and a claim that fits would
+fail with AllocationTimeout depending on what else the machine did (a 1 ms cycle was seen at
+250 ms behind a full collection of a large heap).
+
+A cycle first runs on the event loop with a *slice* (:data:`INLINE_SLICE`, wall time: it bounds
+how long the loop is held): when the slice is used up, or the cycle would evaluate an expression
+too costly for the loop, :class:`Preempted` stops it and the cycle runs again in the allocator's
+worker thread, with the whole budget."""
 
 from __future__ import annotations
 
+import gc
+import threading
 import time
 from dataclasses import dataclass
 
@@ -33,17 +43,42 @@ class Preempted(Exception):
     """The cycle would hold the event loop too long: run it again off the loop."""
 
 
-class Budget:
-    __slots__ = ("limits", "steps", "deadline", "slice_end", "may_wait", "_clock")
+class _Collections(threading.local):
+    seconds = 0.0  # CPU time the garbage collector took in this thread
+    started = 0.0
 
-    def __init__(self, limits: Limits = Limits(), *, clock=time.monotonic, slice_seconds: float | None = None, may_wait: bool = True) -> None:
+
+_collections = _Collections()
+
+
+def _on_collection(phase: str, info: dict, *, _state=_collections, _now=time.thread_time) -> None:
+    if phase == "start":
+        _state.started = _now()
+    else:
+        _state.seconds += _now() - _state.started
+
+
+gc.callbacks.append(_on_collection)
+
+
+def work_time(*, _now=time.thread_time, _state=_collections) -> float:
+    """The calling thread's CPU time less its garbage collections: what a budget measures."""
+    return _now() - _state.seconds
+
+
+class Budget:
+    __slots__ = ("limits", "steps", "deadline", "slice_end", "may_wait", "_clock", "_work")
+
+    def __init__(
+        self, limits: Limits = Limits(), *, clock=time.monotonic, work_clock=work_time, slice_seconds: float | None = None, may_wait: bool = True
+    ) -> None:
         self.limits = limits
         self.may_wait = may_wait  # whether work outside the process (the isolated evaluator) may be waited for
         self.steps = 0
-        self._clock = clock
-        now = clock()
-        self.deadline = now + limits.seconds
-        self.slice_end = None if slice_seconds is None else now + slice_seconds
+        self._clock = clock  # wall time, for the slice
+        self._work = work_clock  # the cycle's work, for the deadline
+        self.deadline = work_clock() + limits.seconds
+        self.slice_end = None if slice_seconds is None else clock() + slice_seconds
 
     def spend(self, steps: int = 1) -> None:
         self.steps += steps
@@ -53,11 +88,18 @@ class Budget:
             self.check_time()
 
     def check_time(self) -> None:
-        now = self._clock()
-        if now > self.deadline:
+        if self._work() > self.deadline:
             raise Exhausted()
-        if self.slice_end is not None and now > self.slice_end:
+        if self.slice_end is not None and self._clock() > self.slice_end:
             raise Preempted()
+
+    def remaining(self) -> float:
+        """Seconds of work left (negative once the deadline has passed)."""
+        return self.deadline - self._work()
+
+    def charge(self, seconds: float) -> None:
+        """Count ``seconds`` of work done elsewhere for this cycle (waiting on the isolated evaluator)."""
+        self.deadline -= seconds
 
     @property
     def inline(self) -> bool:
@@ -70,4 +112,4 @@ class Budget:
             raise Preempted()
 
     def describe(self) -> str:
-        return f"{self.limits.steps} steps or {self.limits.seconds:g}s"
+        return f"{self.limits.steps} steps or {self.limits.seconds:g}s of work"

@@ -55,7 +55,7 @@ class Planner:
         if policy not in score.POLICIES:
             raise ValueError(f"unknown allocation policy {policy!r}; choose one of {', '.join(score.POLICIES)}")
         self.cache, self.policy, self.limits = cache, policy, limits
-        self.monotonic = monotonic  # the clock each attempt's time budget is measured with
+        self.monotonic = monotonic  # the wall clock of an inline attempt's slice (the budget's seconds are work: budget.work_time)
         self.filter = Filter()
         cache.pool_listeners.append(self.filter.forget_pool)  # its caches must not outlive a pool
         self._worker: ThreadPoolExecutor | None = None

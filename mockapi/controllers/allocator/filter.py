@@ -15,6 +15,7 @@ deadline (AllocationTimeout, naming the expression and the device).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from mockapi import cel
@@ -232,9 +233,11 @@ def _evaluate_isolated(label: str, program: cel.Program, device: Device, budget:
         raise Exhausted(f"{where} is too costly to evaluate on the event loop (device {device.pool.name}/{device.name}): explain leaves it to the allocator, which evaluates it off the loop")
     values = {name: a.cel for name, a in device.attributes.items()}
     try:
-        return ISOLATED.evaluate(program.expression, values, deadline=budget.deadline, bounded=bounded)
+        result, waited = ISOLATED.evaluate_timed(program.expression, values, deadline=time.monotonic() + budget.remaining(), bounded=bounded)
     except isolated.Timeout:
         raise _unfinished(label, program, device, budget) from None
+    budget.charge(waited)  # the child's work is the cycle's
+    return result
 
 
 def _unfinished(label: str, program: cel.Program, device: Device, budget: Budget) -> Exhausted:
