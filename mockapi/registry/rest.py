@@ -888,11 +888,9 @@ def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False, s
     ``unchanged``: top-level fields an update leaves as stored (``Registry._unchanged_fields``),
     bounded when they were stored: left out of the walk."""
     limit = decoding.MAX_DEPTH - _FIELD_SET_EXTRA
-    if unchanged:
-        obj = {key: value for key, value in obj.items() if key not in unchanged}
     if admitted and settled_brackets is not None and settled_brackets < limit and _metadata_within(obj, limit):
         return
-    if admitted and _within_depth_without_managed_fields(obj, limit):
+    if admitted and _within_depth_without_managed_fields(obj, limit, unchanged):
         return
     if decoding.depth_exceeds(obj, decoding.MAX_DEPTH):
         name = obj["metadata"].get("name", "") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else ""
@@ -916,10 +914,14 @@ def _metadata_within(obj: dict, limit: int) -> bool:
     return encoded.count(b"{") + encoded.count(b"[") < limit
 
 
-def _within_depth_without_managed_fields(obj: dict, limit: int) -> bool:
+def _within_depth_without_managed_fields(obj: dict, limit: int, unchanged: tuple[str, ...] = ()) -> bool:
     meta = obj.get("metadata")
     if type(meta) is dict and "managedFields" in meta:
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    elif unchanged:
+        obj = dict(obj)
+    for key in unchanged:
+        obj.pop(key, None)
     try:  # one encoding of the whole: nothing nests deeper than it has brackets (a Pod about forty)
         encoded = orjson.dumps(obj)
     except orjson.JSONEncodeError:
