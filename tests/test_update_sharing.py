@@ -170,3 +170,15 @@ def test_a_pod_update_defaults_a_spec_sent_but_leaves_the_stored_spec_itself_alo
     sent = strategy.prepare_for_update({"spec": orjson.loads(orjson.dumps(stored["spec"]))}, stored, subresource="")
     assert sent["spec"]["containers"][0]["ports"][0]["protocol"] == "TCP"
     assert stored["spec"]["containers"][0]["ports"][0]["protocol"] == ""
+
+
+def test_a_status_write_copies_the_stored_object_but_its_managed_fields_list():
+    from mockapi.registry import strategy as strategies
+
+    managed = [{"manager": "m", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]
+    old = {"metadata": {"name": "p", "managedFields": managed, "labels": {"a": "b"}}, "spec": {"x": [1]}, "status": {"s": 1}}
+    result = strategies._status_only({"status": {"s": 2}, "spec": {"x": [2]}}, old)
+    assert result == {"metadata": {"name": "p", "managedFields": managed, "labels": {"a": "b"}}, "spec": {"x": [1]}, "status": {"s": 2}}
+    assert list(result["metadata"]) == ["name", "managedFields", "labels"]  # in its place
+    assert result["metadata"]["managedFields"] is managed  # read-only, replaced by every write
+    assert result["spec"] is not old["spec"] and result["metadata"]["labels"] is not old["metadata"]["labels"]
