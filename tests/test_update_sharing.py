@@ -57,6 +57,17 @@ KINDS = {
         ("status", {"status": {"nodeName": "n2"}}),
         ("status", {"status": None}),
     ]),
+    "node": ("", "v1", "Node", "", {"metadata": {"name": "p", "labels": {"zone": "a"}}, "spec": {"podCIDR": "10.0.0.0/24"}}, [
+        ("", {"metadata": {"labels": {"zone": "b"}}}),
+        ("", {"spec": {"unschedulable": True, "taints": [{"key": "k", "effect": "NoSchedule"}]}}),
+        ("", {"spec": {"taints": [{"key": "k", "effect": "Sometimes"}]}}),
+        ("status", {"status": {"capacity": {"cpu": "4"}, "conditions": [{"type": "Ready", "status": "True"}]}}),
+    ]),
+    "lease": ("coordination.k8s.io", "v1", "Lease", "default", {"metadata": {"name": "p"}, "spec": {"holderIdentity": "a"}}, [
+        ("", {"spec": {"holderIdentity": "b", "leaseDurationSeconds": 15}}),
+        ("", {"metadata": {"annotations": {"x": "y"}}}),
+        ("", {"spec": {"leaseDurationSeconds": -1}}),
+    ]),
     "deployment": ("apps", "v1", "Deployment", "default", _DEPLOYMENT, [  # its hooks are its own: two loads
         ("", {"metadata": {"labels": {"x": "1"}}}),
         ("", {"spec": {"replicas": 3}}),
@@ -156,8 +167,12 @@ def test_kinds_with_their_own_update_hooks_do_not_share_unless_they_say_so():
         def prepare_for_update(self, new, old, *, subresource):
             return new
 
+    class After(rest.strategies.Strategy):
+        def after_store(self, cluster, obj, old):
+            obj["spec"]["seen"] = True
+
     assert rest._keeps_untouched(rest.strategies.Strategy)
-    assert not rest._keeps_untouched(Hooked)
+    assert not rest._keeps_untouched(Hooked) and not rest._keeps_untouched(After)
     assert rest._keeps_untouched(Declared) and rest._keeps_untouched(pods.PodStrategy)
     assert not rest._keeps_untouched(Inherited)
 

@@ -780,7 +780,7 @@ def _propagation_finalizers(finalizers: list[str], policy: str) -> list[str]:
     return kept
 
 
-_UPDATE_HOOKS = ("prepare_for_update", "check_requester", "before_store")
+_UPDATE_HOOKS = ("prepare_for_update", "check_requester", "before_store", "after_store")
 
 
 @functools.cache
