@@ -164,50 +164,6 @@ class Guard:
             self._timing = None
 
 
-class OneWrite:
-    """The transport as one request's uvicorn cycle sees it: a response with a body of known
-    length goes out in one write — its status line and headers are held until the body's first
-    bytes (which mockapi sends right after them) and written with them. uvicorn writes the two
-    apart: two ``send`` system calls and two TCP segments per answer (with TLS, two records),
-    ~11 µs of a create's CPU on the benchmark's loopback (bench/api.py).
-
-    Not held: a chunked body (a watch: its headers go out at once), HEAD, an empty body; and the
-    100 Continue interim answer (sent before the response starts). A close (the app failed after
-    starting its answer) writes what is held first, as uvicorn would have sent it."""
-
-    __slots__ = ("transport", "cycle", "held", "started")
-
-    def __init__(self, transport, cycle) -> None:
-        self.transport, self.cycle, self.held, self.started = transport, cycle, None, False
-
-    def write(self, data: bytes) -> None:
-        held = self.held
-        if held is not None:
-            self.held = None
-            self.transport.write(held + data)
-        elif self.started or not self.cycle.response_started:
-            self.transport.write(data)
-        else:  # the status line and headers
-            self.started = True
-            cycle = self.cycle
-            if cycle.chunked_encoding is False and cycle.expected_content_length > 0 and cycle.scope["method"] != "HEAD":
-                self.held = data
-            else:
-                self.transport.write(data)
-
-    def close(self) -> None:
-        held, self.held = self.held, None
-        if held is not None and not self.transport.is_closing():
-            self.transport.write(held)
-        self.transport.close()
-
-    def is_closing(self) -> bool:
-        return self.transport.is_closing()
-
-    def __getattr__(self, name: str):
-        return getattr(self.transport, name)
-
-
 def protocol_class(guard: Guard) -> type[HttpToolsProtocol]:
     """A uvicorn ``http=`` protocol class bound to ``guard``."""
     attributes = {"guard": guard, "admission": guard.admission, "max_header_bytes": guard.max_header_bytes or sys.maxsize}
@@ -322,9 +278,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._reading_headers = False
         HttpToolsProtocol.on_headers_complete(self)
-        cycle = self.cycle
-        if cycle is not None and cycle.transport is self.transport:  # (an upgrade makes no new cycle)
-            cycle.transport = OneWrite(self.transport, cycle)
 
     def on_message_complete(self) -> None:
         HttpToolsProtocol.on_message_complete(self)
