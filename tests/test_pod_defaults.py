@@ -211,3 +211,13 @@ def test_a_pod_templates_template_gets_template_defaults(server):
     spec = create(server, body, kind="PodTemplate")["template"]["spec"]
     assert spec["containers"][0]["imagePullPolicy"] == "IfNotPresent" and spec["containers"][0]["resources"] == {}
     assert "tolerations" not in spec and "serviceAccountName" not in spec  # admission is for pods only
+
+
+def test_the_token_volume_suffix_is_five_characters_of_the_name_alphabet_each_drawn_evenly():
+    from mockapi.registry import serviceaccounts
+
+    suffixes = [serviceaccounts._suffix() for _ in range(5000)]
+    assert all(len(s) == 5 and set(s) <= set(serviceaccounts._NAME_CHARS) for s in suffixes)
+    for position in range(5):
+        counts = [sum(1 for s in suffixes if s[position] == c) for c in serviceaccounts._NAME_CHARS]
+        assert min(counts) > 5000 / 27 / 2  # every character, at every position, about as often
