@@ -368,7 +368,12 @@ class Registry:
         namespaces.admit(self.cluster, rt, obj)
         strategy.admit(self.cluster, obj)
         _canonicalize(obj)
-        _check_stored_depth(rt, obj, admitted=True, settled_brackets=_settled_depth(strategy, verdict) if verdict is not None else None)
+        # admission that cannot change the object leaves its own fields as the verdict has them;
+        # one that adds to them within a known depth leaves them within that depth or the verdict's
+        bound = verdict.brackets if verdict is not None and type(strategy).admit is strategies.Strategy.admit else None
+        if bound is None and verdict is not None:
+            bound = _settled_depth(strategy, verdict)
+        _check_stored_depth(rt, obj, admitted=True, settled_brackets=bound)
         strategy.before_store(self.cluster, obj, None)
         if opts.dry_run:
             if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]) is not None:
