@@ -85,7 +85,7 @@ class _Bucket:
     def __init__(self) -> None:
         self.objects: dict[str, Stored] = {}
         self._sorted: list[str] | None = []
-        self.stamp = 0  # the store's stamp at this bucket's last change (Store.stamp)
+        self.stamp = 0  # the resourceVersion of this bucket's last change (Store.stamp)
 
     def put(self, name: str, stored: Stored) -> None:
         if name not in self.objects:
@@ -117,7 +117,6 @@ class Store:
         self._fields = _Shared(_SHARED_FIELDS_LIMIT)
         # (namespace, labels) tuples shared by the objects that have the same two (Stored.scope)
         self._scopes = _Shared(_SHARED_SCOPES_LIMIT)
-        self._stamp = 0  # counts the changes of any bucket (Store.stamp)
         # What readers derive from stored objects and keep here, each with the stamp it was derived
         # at (the Priority admission's default class): keyed by the reader, never read by the store.
         self.derived: dict = {}
@@ -139,7 +138,8 @@ class Store:
 
     def stamp(self, resource: Hashable, namespace: str = "") -> int:
         """A number that changes whenever an object of (resource, namespace) is created, updated or
-        deleted (0 while there is none): what a reader derived from them is current while it does."""
+        deleted (the resourceVersion of the last such write; 0 while there is none): what a reader
+        derived from them is current while it does not change."""
         buckets = self._buckets.get(resource)
         bucket = buckets.get(namespace) if buckets is not None else None
         return bucket.stamp if bucket is not None else 0
@@ -204,7 +204,7 @@ class Store:
             raise errors.already_exists(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
         bucket.put(name, stored)
-        bucket.stamp = self._stamp = self._stamp + 1
+        bucket.stamp = self._rv
         self._emit(Event(ADDED, resource, stored, None, self._rv))
         return stored
 
@@ -217,7 +217,7 @@ class Store:
         stored = self._commit(resource, obj, fields)
         bucket = self._buckets[resource][namespace]
         bucket.objects[name] = stored  # there already: the sorted names stand
-        bucket.stamp = self._stamp = self._stamp + 1
+        bucket.stamp = self._rv
         self._emit(Event(MODIFIED, resource, stored, prev, self._rv))
         return stored
 
@@ -231,7 +231,7 @@ class Store:
         stored = self._commit(resource, obj, None, labels=prev.labels, field_values=prev.fields)
         bucket = self._buckets[resource][namespace]
         bucket.remove(name)
-        bucket.stamp = self._stamp = self._stamp + 1
+        bucket.stamp = self._rv
         self._emit(Event(DELETED, resource, stored, prev, self._rv))
         return stored
 
@@ -245,7 +245,7 @@ class Store:
         untrack(stored)
         bucket = self._bucket(resource, namespace)
         bucket.put(name, stored)
-        bucket.stamp = self._stamp = self._stamp + 1
+        bucket.stamp = rv  # (unique per object version: restores come before any reader)
 
     def resume(self, rv: int) -> None:
         """Continue the resourceVersion sequence after ``rv`` (the last one handed out before a
