@@ -8,7 +8,7 @@ apimachinery's wording (validation messages as released in Kubernetes 1.2x–1.3
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from mockapi import errors, names
 from mockapi.schema.goformat import go_quote
@@ -85,6 +85,18 @@ class LabelSelector:
             values = tuple(sorted(set(expression.get("values") or ()))) if operator in (IN, NOT_IN) else ()
             requirements.append(Requirement(expression.get("key"), operator, values))
         return cls(requirements)
+
+    @classmethod
+    def render(cls, selector: Any) -> str | None:
+        """``metav1.LabelSelectorAsSelector(selector).String()``: "" for no selector (or an empty
+        one), None where the conversion fails (an unknown operator, a malformed selector)."""
+        if not isinstance(selector, Mapping):
+            return ""
+        expressions = selector.get("matchExpressions") or ()
+        if not isinstance(selector.get("matchLabels") or {}, Mapping) or not all(isinstance(e, Mapping) for e in expressions):
+            return None
+        found = cls.from_api(selector)
+        return None if found is None else str(found)
 
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         labels = labels if labels is not None else {}

@@ -108,6 +108,66 @@ def _scribble(value) -> None:
         value.append("scribbled")
 
 
+@settings(max_examples=100)
+@given(_OBJECTS, _OBJECTS)
+def test_a_sharing_merge_patch_gives_the_same_value_and_leaves_its_target_alone(target, patch):
+    target_before, patch_before = copy.deepcopy(target), copy.deepcopy(patch)
+    expected = merge_patch(copy.deepcopy(target), patch, in_place=True)
+    result = merge_patch(target, patch, share=True)
+    assert result == expected and list(result) == list(expected)  # the same keys, in the same order
+    assert (target, patch) == (target_before, patch_before)
+    _check_shared_only_where_untouched(result, target, patch)
+
+
+def _check_shared_only_where_untouched(result, target, patch) -> None:
+    """Every container of ``result`` is either one the patch does not reach (the target's own
+    object there) or new: never the patch's, never a target container the patch changed."""
+    assert result is not target
+    for key, value in result.items():
+        named = patch.get(key, _ABSENT) if isinstance(patch, dict) else _ABSENT
+        if named is _ABSENT:
+            assert value is target[key]
+        elif isinstance(value, (dict, list)):
+            assert value is not named
+            if isinstance(value, dict) and isinstance(named, dict) and isinstance(target.get(key), dict):
+                _check_shared_only_where_untouched(value, target[key], named)
+            else:
+                _check_nothing_of(value, target, patch)
+
+
+_ABSENT = object()
+
+
+def _check_nothing_of(value, *others) -> None:
+    """No container in ``value`` is a container of ``others``."""
+    seen = set()
+
+    def ids(v):
+        if isinstance(v, (dict, list)):
+            seen.add(id(v))
+            for item in v.values() if isinstance(v, dict) else v:
+                ids(item)
+
+    for other in others:
+        ids(other)
+
+    def check(v):
+        if isinstance(v, (dict, list)):
+            assert id(v) not in seen
+            for item in v.values() if isinstance(v, dict) else v:
+                check(item)
+
+    check(value)
+
+
+def test_a_sharing_merge_patch_copies_only_along_the_patched_paths():
+    target = {"metadata": {"name": "p", "labels": {"a": "1"}, "annotations": {"x": "y"}}, "spec": {"containers": [{"name": "c"}]}}
+    result = merge_patch(target, {"metadata": {"labels": {"a": "2"}}}, share=True)
+    assert result == {"metadata": {"name": "p", "labels": {"a": "2"}, "annotations": {"x": "y"}}, "spec": {"containers": [{"name": "c"}]}}
+    assert result["spec"] is target["spec"] and result["metadata"]["annotations"] is target["metadata"]["annotations"]
+    assert result["metadata"] is not target["metadata"] and target["metadata"]["labels"] == {"a": "1"}
+
+
 @settings(max_examples=50)
 @given(_OBJECTS, _OBJECTS)
 def test_merge_patch_is_idempotent_when_lists_hold_no_objects(target, patch):

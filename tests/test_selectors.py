@@ -295,3 +295,16 @@ def test_field_selector_escapes_any_value_round_trip(field, value, negated):
     parsed = FieldSelector.parse(str(selector))
     assert parsed == selector
     assert parsed.matches({field: value}) is not negated
+
+
+def test_an_objects_selector_renders_as_kubes_label_selector_as_selector_string():
+    render = LabelSelector.render
+    selector = {"matchLabels": {"tier": "web", "app": "x"}, "matchExpressions": [
+        {"key": "zone", "operator": "NotIn", "values": ["b", "a", "a"]}, {"key": "gpu", "operator": "Exists"},
+        {"key": "legacy", "operator": "DoesNotExist"}, {"key": "app", "operator": "In", "values": ["y", "x"]},
+    ]}  # fmt: skip
+    # sorted by key (a stable sort: app=x before app in (...)), values sorted and unique
+    assert render(selector) == "app=x,app in (x,y),gpu,!legacy,tier=web,zone notin (a,b)"
+    assert render(None) == "" and render({}) == ""
+    assert render({"matchExpressions": [{"key": "a", "operator": "Near"}]}) is None  # kube's conversion fails
+    assert render({"matchExpressions": ["a"]}) is None

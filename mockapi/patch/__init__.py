@@ -8,7 +8,9 @@
   half of ``k8s.io/apimachinery/pkg/util/strategicpatch``, reading patch metadata from the kind's
   OpenAPI schema (``x-kubernetes-patch-strategy`` / ``x-kubernetes-patch-merge-key``).
 
-All three are pure: they never mutate their inputs and share no containers with them. Errors are
+All three are pure: they never mutate their inputs and share no containers with them (unless asked:
+``in_place``, or a merge patch's ``share``, which leaves the target alone and shares with it what
+the patch does not touch). Errors are
 raised as kube-apiserver words them (``k8s.io/apiserver/pkg/endpoints/handlers/patch.go``). Where
 kube answers bad input with a 500 (unknown SMP directives fall through to a plain error there), this
 server answers 400 with the same message.

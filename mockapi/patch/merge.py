@@ -8,9 +8,11 @@ from mockapi import errors
 from mockapi.patch._shared import _TOO_DEEP, _copy, _json_kind
 
 
-def merge_patch(target: Any, patch: Any, *, in_place: bool = False) -> Any:
+def merge_patch(target: Any, patch: Any, *, in_place: bool = False, share: bool = False) -> Any:
     """Apply a JSON merge patch (RFC 7386) and return a new value (``in_place``: ``target`` is the
-    caller's own copy, merged into without copying it first).
+    caller's own copy, merged into without copying it first; ``share``: the result copies only the
+    objects along the patch's paths and shares every subtree the patch leaves alone with
+    ``target``, which stays as it was — the caller must change neither in place there).
 
     The request body must be a JSON object, as in kube-apiserver: ``null`` → 400 ``Invalid JSON
     Patch``; an array, string, number or bool → 400 ``error decoding patch: json: cannot unmarshal
@@ -23,6 +25,8 @@ def merge_patch(target: Any, patch: Any, *, in_place: bool = False) -> Any:
     try:
         if not isinstance(target, dict):
             return _pruned(patch)
+        if share:
+            return _merged_sharing(target, patch)
         result = target if in_place else _copy(target)
         _merge_into(result, patch)
         return result
@@ -57,6 +61,23 @@ def _merged(current: Any, value: Any) -> Any:
         return _copy(value)
     _merge_into(current, value)
     return current
+
+
+def _merged_sharing(doc: dict, patch: dict) -> dict:
+    """``_merge_into`` on a shallow copy of ``doc``, recursing into copies: what the patch names is
+    new, what it does not is ``doc``'s own (the same objects), in ``doc``'s key order."""
+    result = dict(doc)
+    for key, value in patch.items():
+        current = result.get(key)
+        if value is None:
+            result.pop(key, None)
+        elif current is None or not isinstance(current, dict):
+            result[key] = _pruned(value)
+        elif isinstance(value, dict):
+            result[key] = _merged_sharing(current, value)
+        else:
+            result[key] = _copy(value)
+    return result
 
 
 def _pruned(value: Any) -> Any:

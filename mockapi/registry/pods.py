@@ -53,12 +53,17 @@ class PodStrategy(Strategy):
     # admit's deepest addition: the token volume (spec.volumes[].projected.sources[].downwardAPI
     # .items[].fieldRef, eleven levels with the root); tolerations, mounts and pull secrets nest less
     admission_depth = 11
+    # An update's defaulting leaves alone a spec that is the stored pod's own object (a merge patch
+    # that does not touch it: rest.Registry._shares_untouched), defaulted when it was stored.
+    keeps_untouched = True
 
     def prepare_for_create(self, obj: dict) -> None:
         set_defaults(obj)
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
 
     def prepare_for_update(self, new: dict, old: dict, *, subresource: str) -> dict:
+        if "spec" in new and new["spec"] is old.get("spec"):
+            return super().prepare_for_update(new, old, subresource=subresource)  # defaulted when stored
         if subresource == "status":
             _default_port_protocols(new)
         else:

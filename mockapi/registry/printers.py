@@ -14,6 +14,7 @@ from typing import Any, Callable
 from mockapi import jsonpath
 from mockapi.gvk import PrinterColumn, ResourceType
 from mockapi.registry import autoscaling
+from mockapi.selectors import LabelSelector
 
 NAME_DESCRIPTION = (
     "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a "
@@ -205,15 +206,9 @@ def _containers(obj: dict) -> list:
 
 
 def _selector(selector: Any) -> str:
-    """metav1.LabelSelectorAsSelector(...).String()."""
-    if not isinstance(selector, dict):
-        return "<none>"
-    terms = [f"{k}={v}" for k, v in (selector.get("matchLabels") or {}).items()]
-    for r in selector.get("matchExpressions") or []:
-        if isinstance(r, dict):
-            key, op, values = r.get("key", ""), r.get("operator", ""), ",".join(sorted(r.get("values") or []))
-            terms.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}.get(op, key))
-    return ",".join(sorted(terms)) or "<none>"
+    """metav1.FormatLabelSelector."""
+    text = LabelSelector.render(selector)
+    return "<error>" if text is None else text or "<none>"
 
 
 def _workload_cells(kind: str) -> Cells:

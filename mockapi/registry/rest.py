@@ -10,6 +10,7 @@ kinds, namespaces deleting their content) get a narrow :class:`~mockapi.registry
 from __future__ import annotations
 
 import datetime
+import functools
 import random
 import sys
 import time
@@ -97,11 +98,12 @@ class Registry:
         """Top-level fields an update leaves exactly as stored, when the stored object was admitted
         by this very schema (written since the served types last changed, and the only schema of
         its resource): pruning, defaulting and validating them again would change nothing. Equal
-        means equal JSON (``true`` is not ``1``), compared as compact bytes."""
+        means equal JSON (``true`` is not ``1``): the very same object (a merge patch shares what it
+        leaves alone), or the same compact bytes."""
         if old is None or not rt.schema or not self._admitted_now(rt, old):
             return ()
         return tuple(key for key, value in obj.items() if key not in _TYPE_META and type(value) in (dict, list) and key in old
-                     and _same_json(value, old[key]))
+                     and (value is old[key] or _same_json(value, old[key])))
 
     def _admitted_now(self, rt: ResourceType, old: dict) -> bool:
         """Whether the stored ``old`` was admitted by the schema and rules serving ``rt`` today:
@@ -127,6 +129,18 @@ class Registry:
         if all(f in unchanged for f in fields):
             return True
         return all(f in obj and f in old and obj[f] == old[f] for f in fields) and self._admitted_now(rt, old)
+
+    def _shares_untouched(self, rt: ResourceType, old: dict) -> bool:
+        """Whether a merge patch of the stored ``old`` may keep the top-level fields it leaves alone
+        as ``old``'s own objects in the object it writes (one load, not two; unchanged at a glance):
+        nothing on the update path changes such a field in place. The recipe changes metadata
+        only, which the patched object owns (``_owned_where_patched``); the schema skips them
+        (``_unchanged_fields``: the same object is the same JSON) when ``old`` was admitted by
+        today's schema; the kind's hooks leave them (``_keeps_untouched``); converting kinds
+        are left out (their conversions rewrite the object)."""
+        if conversion.converts(rt) or (rt.schema and not self._admitted_now(rt, old)):
+            return False
+        return _keeps_untouched(type(self.strategy(rt)))
 
     def _load_for_write(self, rt: ResourceType, stored: Stored) -> dict:
         """A stored object to write from, in the version of ``rt``: a fresh dict, but for its
@@ -422,8 +436,11 @@ class Registry:
             )
         return self._update(rt, obj, current, opts, subresource=subresource)
 
-    def _update(self, rt: ResourceType, obj: dict, current: Stored, opts: WriteOptions, *, subresource: str, applied: bool = False) -> Written:
-        old = self._load_for_write(rt, current)
+    def _update(self, rt: ResourceType, obj: dict, current: Stored, opts: WriteOptions, *, subresource: str, applied: bool = False, old: dict | None = None) -> Written:
+        """``old``: the stored object, already loaded, when ``obj`` shares its untouched top-level
+        fields with it (a merge patch: ``_shares_untouched``); loaded here otherwise."""
+        if old is None:
+            old = self._load_for_write(rt, current)
         meta, old_meta = obj["metadata"], old["metadata"]
         rv = meta.get("resourceVersion")
         if rv and rv != old_meta["resourceVersion"]:
@@ -443,11 +460,12 @@ class Registry:
         if strategy.tracks_generation and _generation_content(rt, obj) != _generation_content(rt, old):
             meta["generation"] = old_meta.get("generation", 0) + 1
         strategy.check_requester(self.cluster, obj, old, opts.user, self.access)
-        self._admit(rt, obj, old, opts)
+        unchanged = self._unchanged_fields(rt, obj, old)
+        self._admit(rt, obj, old, opts, unchanged=unchanged)
         if not applied:
             self._track_fields(rt, old, obj, opts, subresource=subresource)
         _canonicalize(obj)
-        _check_stored_depth(rt, obj, admitted=True)
+        _check_stored_depth(rt, obj, admitted=True, unchanged=unchanged)
         if obj == old:  # nothing changed: no write, no event, same resourceVersion
             return Written(conversion.served(rt, current.raw))
         strategy.before_store(self.cluster, obj, old)
@@ -473,12 +491,15 @@ class Registry:
             if patch_type == APPLY_PATCH and not subresource:
                 return self._apply_create(rt, namespace, name, document, opts)
             raise errors.not_found(rt.group_resource, name)
-        if patch_type == MERGE_PATCH:  # a fresh copy of its own, patched in place (lists are replaced whole)
+        if patch_type == MERGE_PATCH:  # a fresh copy of its own (lists are replaced whole)
             old = self._load_for_write(rt, current)
         else:  # JSON and strategic patches may change managedFields' entries in place
             old = conversion.to_request(rt, current.load())
+        stored = old if patch_type == MERGE_PATCH and self._shares_untouched(rt, old) else None
         if patch_type == JSON_PATCH:
             patched = patch.json_patch(old, document, in_place=True)
+        elif stored is not None:  # one load: the untouched top-level fields stay the stored ones
+            patched = _owned_where_patched(patch.merge_patch(old, document, share=True), old)
         elif patch_type == MERGE_PATCH:
             patched = patch.merge_patch(old, document, in_place=True)
         elif patch_type == STRATEGIC_PATCH:
@@ -492,7 +513,7 @@ class Registry:
         if patch_type != APPLY_PATCH:
             _check_patched_name(patched, name, _ns(rt, namespace))
         obj = self._check_body(rt, patched, namespace, name=name)
-        return self._update(rt, obj, current, opts, subresource=subresource, applied=patch_type == APPLY_PATCH)
+        return self._update(rt, obj, current, opts, subresource=subresource, applied=patch_type == APPLY_PATCH, old=stored)
 
     # ------------------------------------------------------------------ scale
     def get_scale(self, rt: ResourceType, namespace: str, name: str) -> dict:
@@ -715,15 +736,17 @@ class Registry:
                 _raise_decode_errors(rt, found)
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), found) from None
 
-    def _admit(self, rt: ResourceType, obj: dict, old: dict | None, opts: WriteOptions, *, settled: bool = False) -> bool:
+    def _admit(self, rt: ResourceType, obj: dict, old: dict | None, opts: WriteOptions, *, settled: bool = False, unchanged: tuple[str, ...] | None = None) -> bool:
         """Prune unknown fields (reported per fieldValidation), default, and validate. Whether
         nothing was pruned (no error either: those raise).
 
         ``settled``: the fields other than apiVersion, kind and metadata are what an earlier clean
         create made of the same ones (registry/verdicts.py): neither the schema nor the kind's
         validation looks at them again. An update leaving every field the kind validates as
-        stored (``Strategy.validated_fields``) is not validated by the kind again either."""
-        unchanged = self._unchanged_fields(rt, obj, old)
+        stored (``Strategy.validated_fields``) is not validated by the kind again either.
+        ``unchanged``: ``_unchanged_fields``, when the caller has it already."""
+        if unchanged is None:
+            unchanged = self._unchanged_fields(rt, obj, old)
         own = tuple(k for k in obj if k not in _TYPE_META) if settled else ()
         outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged, remember=True, settled=own) if rt.schema else None
         unknown = outcome.unknown_fields if outcome else []
@@ -758,6 +781,59 @@ def _propagation_finalizers(finalizers: list[str], policy: str) -> list[str]:
     elif policy == "Foreground":
         kept.append(FOREGROUND)
     return kept
+
+
+_UPDATE_HOOKS = ("prepare_for_update", "check_requester", "before_store", "after_store")
+
+
+@functools.cache
+def _keeps_untouched(cls: type) -> bool:
+    """Whether a strategy's update hooks never change in place a top-level field that the object
+    to write shares with the stored one: the base Strategy's (they replace status with a copy,
+    never change it), or a kind's own class saying so (``keeps_untouched = True``; inherited, it
+    does not count: a subclass's hooks are its own)."""
+    declared = vars(cls).get("keeps_untouched")
+    if declared is not None:
+        return bool(declared)
+    return all(getattr(cls, hook) is getattr(strategies.Strategy, hook) for hook in _UPDATE_HOOKS)
+
+
+def _owned_where_patched(patched: Any, old: dict) -> Any:
+    """A sharing merge patch's result (``patch.merge_patch(..., share=True)``), made the write's own
+    wherever the patch went: each top-level field it changed, and metadata always (the recipe sets
+    its system fields), become fresh copies — metadata's managedFields aside, which stays shared
+    and read-only, as registry/loads.py lends it. The fields it left alone stay ``old``'s."""
+    if type(patched) is not dict:
+        return patched
+    for key, value in patched.items():
+        if (key == "metadata" or value is not old.get(key)) and type(value) in (dict, list):
+            patched[key] = _own_metadata(value) if key == "metadata" else _json_copy(value)
+    return patched
+
+
+def _own_metadata(meta: dict) -> dict:
+    if "managedFields" not in meta:
+        return _json_copy(meta)
+    owned = _json_copy({**meta, "managedFields": []})  # the key keeps its place
+    owned["managedFields"] = meta["managedFields"]
+    return owned
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy of a decoded JSON value: through orjson, or by hand for what it cannot encode
+    (integers beyond 64 bits)."""
+    try:
+        return orjson.loads(orjson.dumps(value))
+    except orjson.JSONEncodeError:
+        return _tree_copy(value)
+
+
+def _tree_copy(value: Any) -> Any:
+    if type(value) is dict:
+        return {k: _tree_copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_tree_copy(v) for v in value]
+    return value
 
 
 def _same_json(a: Any, b: Any) -> bool:
@@ -798,7 +874,7 @@ def _check_patched_name(patched: Any, name: str, namespace: str) -> None:
         raise errors.bad_request(f"the namespace of the object ({moved}) does not match the namespace on the URL ({namespace})")
 
 
-def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False, settled_brackets: int | None = None) -> None:
+def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False, settled_brackets: int | None = None, unchanged: tuple[str, ...] = ()) -> None:
     """What is stored must decode again (a GET, then a PUT): its depth, managedFields included,
     stays within the decoder's limit. Patches and managedFields could otherwise grow it.
 
@@ -810,11 +886,14 @@ def _check_stored_depth(rt: ResourceType, obj: Any, *, admitted: bool = False, s
 
     ``settled_brackets``: every field but apiVersion, kind and metadata is as a create verdict
     holds it, whose JSON has this many brackets (registry/verdicts.py): none of them nests deeper,
-    so only metadata is encoded."""
+    so only metadata is encoded.
+
+    ``unchanged``: top-level fields an update leaves as stored (``Registry._unchanged_fields``),
+    bounded when they were stored: left out of the walk."""
     limit = decoding.MAX_DEPTH - _FIELD_SET_EXTRA
     if admitted and settled_brackets is not None and settled_brackets < limit and _metadata_within(obj, limit):
         return
-    if admitted and _within_depth_without_managed_fields(obj, limit):
+    if admitted and _within_depth_without_managed_fields(obj, limit, unchanged):
         return
     if decoding.depth_exceeds(obj, decoding.MAX_DEPTH):
         name = obj["metadata"].get("name", "") if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) else ""
@@ -838,10 +917,14 @@ def _metadata_within(obj: dict, limit: int) -> bool:
     return encoded.count(b"{") + encoded.count(b"[") < limit
 
 
-def _within_depth_without_managed_fields(obj: dict, limit: int) -> bool:
+def _within_depth_without_managed_fields(obj: dict, limit: int, unchanged: tuple[str, ...] = ()) -> bool:
     meta = obj.get("metadata")
     if type(meta) is dict and "managedFields" in meta:
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    elif unchanged:
+        obj = dict(obj)
+    for key in unchanged:
+        obj.pop(key, None)
     try:  # one encoding of the whole: nothing nests deeper than it has brackets (a Pod about forty)
         encoded = orjson.dumps(obj)
     except orjson.JSONEncodeError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockapi import errors
+from mockapi.selectors import LabelSelector
 
 SCALE_KIND = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
 
@@ -31,15 +32,9 @@ def scale_of(obj: dict) -> dict:
 
 
 def selector_string(selector: Any) -> str:
-    """metav1.LabelSelectorAsSelector(selector).String(): sorted requirements."""
-    if not isinstance(selector, dict):
-        return ""
-    terms = [f"{k}={v}" for k, v in (selector.get("matchLabels") or {}).items()]
-    for r in selector.get("matchExpressions") or []:
-        if isinstance(r, dict):
-            key, values = r.get("key", ""), ",".join(sorted(r.get("values") or []))
-            terms.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}.get(r.get("operator", ""), key))
-    return ",".join(sorted(terms))
+    """metav1.LabelSelectorAsSelector(selector).String(): requirements sorted by key ("" where
+    the selector converts to none)."""
+    return LabelSelector.render(selector) or ""
 
 
 def replicas_of(scale: Any, name: str) -> int:

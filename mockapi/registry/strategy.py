@@ -144,8 +144,16 @@ def json_copy(value: Any) -> Any:
 
 
 def _status_only(new: dict, old: dict) -> dict:
-    """A /status write changes status and nothing else (apiextensions' statusStrategy)."""
-    result = json_copy(old)
+    """A /status write changes status and nothing else (apiextensions' statusStrategy). The stored
+    managedFields list is kept, not copied: writes replace that list, never change it in place
+    (registry/loads.py lends one parse of it to many loads)."""
+    meta = old.get("metadata")
+    managed = meta.get("managedFields") if type(meta) is dict else None
+    if type(managed) is not list:
+        result = json_copy(old)
+    else:
+        result = json_copy({**old, "metadata": {**meta, "managedFields": []}})  # the key keeps its place
+        result["metadata"]["managedFields"] = managed
     if "status" in new:
         result["status"] = new["status"]
     else:
