@@ -14,7 +14,7 @@ from mockapi import errors
 from mockapi.clock import FakeClock, SequentialUIDs
 from mockapi.registry import pods as pod_rules
 from mockapi.registry import serviceaccounts, workloads
-from mockapi.registry.options import WriteOptions
+from mockapi.registry.options import DeleteOptions, WriteOptions
 
 TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 VOLUME = re.compile(r"^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$")
@@ -211,3 +211,29 @@ def test_a_pod_templates_template_gets_template_defaults(server):
     spec = create(server, body, kind="PodTemplate")["template"]["spec"]
     assert spec["containers"][0]["imagePullPolicy"] == "IfNotPresent" and spec["containers"][0]["resources"] == {}
     assert "tolerations" not in spec and "serviceAccountName" not in spec  # admission is for pods only
+
+
+def test_the_token_volume_suffix_is_five_characters_of_the_name_alphabet_each_drawn_evenly():
+    from mockapi.registry import serviceaccounts
+
+    suffixes = [serviceaccounts._suffix() for _ in range(5000)]
+    assert all(len(s) == 5 and set(s) <= set(serviceaccounts._NAME_CHARS) for s in suffixes)
+    for position in range(5):
+        counts = [sum(1 for s in suffixes if s[position] == c) for c in serviceaccounts._NAME_CHARS]
+        assert min(counts) > 5000 / 27 / 2  # every character, at every position, about as often
+
+
+def test_the_default_priority_class_follows_every_change_of_the_classes(server):
+    """The Priority admission remembers the default class between pod creates (Store.stamp)."""
+    classes = server.types.by_kind("scheduling.k8s.io", "v1", "PriorityClass")
+    priorities = [create(server, pod("before"))["spec"]["priority"]]
+    server.registry.create(classes, "", {"metadata": {"name": "high"}, "value": 1000, "globalDefault": True}, WriteOptions())
+    priorities.append(create(server, pod("default-high"))["spec"]["priority"])
+    high = server.registry.get(classes, "", "high").load()
+    server.registry.update(classes, "", "high", {**high, "globalDefault": False}, WriteOptions())
+    priorities.append(create(server, pod("no-default"))["spec"]["priority"])
+    server.registry.create(classes, "", {"metadata": {"name": "low"}, "value": 7, "globalDefault": True}, WriteOptions())
+    priorities.append(create(server, pod("default-low"))["spec"].get("priorityClassName"))
+    server.registry.delete(classes, "", "low", DeleteOptions())
+    priorities.append(create(server, pod("after"))["spec"]["priority"])
+    assert priorities == [0, 1000, 0, "low", 0]

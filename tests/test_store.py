@@ -239,3 +239,21 @@ def test_events_carry_their_resource_version():
     store.delete(PODS, "default", "a")
     assert [e.rv for e in store.events_since(PODS, 0)] == [1, 2]
     assert [line["object"]["metadata"]["resourceVersion"] for line in lines(watcher)] == ["1", "2"]
+
+
+def test_a_buckets_stamp_changes_with_every_create_update_delete_and_restore_of_its_objects():
+    store = Store()
+    stamps = [store.stamp(PODS, "default")]
+    store.create(PODS, obj("a"))
+    stamps.append(store.stamp(PODS, "default"))
+    store.create(PODS, obj("other", namespace="elsewhere"))
+    assert store.stamp(PODS, "default") == stamps[-1]  # another namespace's bucket
+    store.update(PODS, obj("a", app="web"))
+    stamps.append(store.stamp(PODS, "default"))
+    store.delete(PODS, "default", "a")
+    stamps.append(store.stamp(PODS, "default"))
+    store.restore(PODS, store.get(PODS, "elsewhere", "other").raw, 9, "default", "b", labels=None, fields=None)
+    stamps.append(store.stamp(PODS, "default"))
+    assert stamps[0] == 0 and len(set(stamps)) == len(stamps) and store.stamp(NODES) == 0
+    store.drop_resource(PODS)
+    assert store.stamp(PODS, "default") == 0

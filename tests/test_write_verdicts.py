@@ -283,3 +283,40 @@ def test_values_json_decoding_never_makes_are_not_known_by_their_json():
     assert verdicts.key({"metadata": {}, "spec": {"at": datetime.datetime(2024, 1, 1)}}) is None
     assert verdicts.key({"metadata": {}, "spec": {"name": Text("x")}}) is None
     assert verdicts.key({"metadata": {}, "spec": {"name": "x"}}).fields == b'{"spec":{"name":"x"}}'
+
+
+def test_what_pod_admission_adds_nests_within_the_depth_its_strategy_declares():
+    """PodStrategy.admission_depth bounds what a create's admission adds (the token volume and
+    mounts, tolerations, pull secrets, priority): a settled create's depth bound relies on it."""
+    from mockapi import decoding
+    from mockapi.registry.pods import PodStrategy
+
+    server = _server(remembering=False)
+    accounts = server.types.by_kind("", "v1", "ServiceAccount")
+    server.registry.create(accounts, "default", {"metadata": {"name": "pulls"}, "imagePullSecrets": [{"name": "registry"}]}, WriteOptions())
+    pods = server.types.by_kind("", "v1", "Pod")
+    body = {"metadata": {"name": "shallow"}, "spec": {"serviceAccountName": "pulls", "initContainers": [{"name": "i", "image": "busybox"}],
+                                                      "containers": [{"name": "c", "image": "busybox"}]}}
+    stored = orjson.loads(server.registry.create(pods, "default", body, WriteOptions()).raw)
+    assert stored["spec"]["imagePullSecrets"] and stored["spec"]["tolerations"] and stored["spec"]["volumes"][0]["projected"]
+    own = {key: value for key, value in stored.items() if key != "metadata"}
+    assert not decoding.depth_exceeds(own, PodStrategy.admission_depth) and decoding.depth_exceeds(own, PodStrategy.admission_depth - 1)
+
+
+def test_an_admission_depth_counts_only_from_the_class_that_defines_admit():
+    from mockapi.registry import rest
+    from mockapi.registry.pods import PodStrategy
+    from mockapi.registry.strategy import Strategy
+
+    class Plain(Strategy):
+        pass
+
+    class Admitting(Strategy):
+        def admit(self, cluster, obj):
+            obj["spec"] = {"deep": [[[[]]]]}
+
+    class MorePod(PodStrategy):
+        def admit(self, cluster, obj):
+            super().admit(cluster, obj)
+
+    assert [rest._admission_depth(kind) for kind in (Plain, Admitting, PodStrategy, MorePod)] == [0, None, 11, None]

@@ -50,6 +50,9 @@ class PodStrategy(Strategy):
     # ports and device claims of the spec (admission and binding change neither), and what an
     # update changed in it
     validated_fields = ("spec",)
+    # admit's deepest addition: the token volume (spec.volumes[].projected.sources[].downwardAPI
+    # .items[].fieldRef, eleven levels with the root); tolerations, mounts and pull secrets nest less
+    admission_depth = 11
     # An update's defaulting leaves alone a spec that is the stored pod's own object (a merge patch
     # that does not touch it: rest.Registry._shares_untouched), defaulted when it was stored.
     keeps_untouched = True

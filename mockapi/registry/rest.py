@@ -382,8 +382,11 @@ class Registry:
         namespaces.admit(self.cluster, rt, obj)
         strategy.admit(self.cluster, obj)
         _canonicalize(obj)
-        # admission that cannot change the object leaves its own fields as the verdict has them
+        # admission that cannot change the object leaves its own fields as the verdict has them;
+        # one that adds to them within a known depth leaves them within that depth or the verdict's
         bound = verdict.brackets if verdict is not None and type(strategy).admit is strategies.Strategy.admit else None
+        if bound is None and verdict is not None:
+            bound = _settled_depth(strategy, verdict)
         _check_stored_depth(rt, obj, admitted=True, settled_brackets=bound)
         strategy.before_store(self.cluster, obj, None)
         if opts.dry_run:
@@ -950,6 +953,26 @@ def _deeper_than(value: Any, limit: int) -> bool:
     if encoded.count(b"{") + encoded.count(b"[") <= limit:
         return False
     return decoding.depth_exceeds(value, limit)
+
+
+def _settled_depth(strategy: strategies.Strategy, verdict) -> int | None:
+    """How deep a create's own fields, settled by ``verdict``, can nest once admitted: the
+    verdict's bracket count, or the depth of what the kind's admission adds when deeper; None
+    when that is not bounded (then the stored-depth bound encodes them)."""
+    added = _admission_depths.get(type(strategy), _UNKNOWN)
+    if added is _UNKNOWN:
+        added = _admission_depths[type(strategy)] = _admission_depth(type(strategy))
+    return None if added is None else max(verdict.brackets, added)
+
+
+_admission_depths: dict[type, int | None] = {}
+_UNKNOWN = object()
+
+
+def _admission_depth(kind: type) -> int | None:
+    """``Strategy.admission_depth`` as the class that defines ``admit`` says it (0: admits nothing)."""
+    owner = next(klass for klass in kind.__mro__ if "admit" in vars(klass))
+    return 0 if owner is strategies.Strategy else vars(owner).get("admission_depth")
 
 
 def _generation_content(rt: ResourceType, obj: dict) -> dict:

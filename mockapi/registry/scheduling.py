@@ -110,7 +110,21 @@ def _only_one_default(cluster: Cluster, obj: dict) -> None:
 
 
 def default_class(cluster: Cluster) -> dict | None:
-    """The global default class; with several (a race upstream), the one of lowest value."""
+    """The global default class; with several (a race upstream), the one of lowest value.
+    Read-only: found once per change of the PriorityClasses (every pod create asks)."""
+    stamp = cluster.store.stamp(PRIORITY_CLASSES)
+    kept = cluster.store.derived.get(_DEFAULT_CLASS)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    found = _default_class(cluster)
+    cluster.store.derived[_DEFAULT_CLASS] = (stamp, found)
+    return found
+
+
+_DEFAULT_CLASS = "scheduling.default_class"  # its key in Store.derived
+
+
+def _default_class(cluster: Cluster) -> dict | None:
     found = None
     for stored in cluster.objects(PRIORITY_CLASSES):
         if b'"globalDefault":true' in stored.raw:

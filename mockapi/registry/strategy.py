@@ -57,6 +57,11 @@ class Strategy:
     # stored (by an object admitted under today's schema, Registry._validated_before) is not
     # validated by the kind again. None: unknown (always validated).
     validated_fields: tuple[str, ...] | None = None
+    # How deep the values ``admit`` adds to an object nest at most, counted from the object's root
+    # (level 1, as decoding.depth_exceeds counts); None: not bounded. Read from the class that
+    # defines ``admit`` only (a subclass that admits otherwise says again): with it, a create
+    # whose own fields a verdict settled proves its stored depth without encoding those fields.
+    admission_depth: int | None = None
 
     def __init__(self, rt: ResourceType) -> None:
         self.rt = rt

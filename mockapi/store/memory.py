@@ -80,11 +80,12 @@ def _interned(labels: dict) -> dict:
 class _Bucket:
     """The objects of one (resource, namespace), with their names kept sorted for listing."""
 
-    __slots__ = ("objects", "_sorted")
+    __slots__ = ("objects", "_sorted", "stamp")
 
     def __init__(self) -> None:
         self.objects: dict[str, Stored] = {}
         self._sorted: list[str] | None = []
+        self.stamp = 0  # the resourceVersion of this bucket's last change (Store.stamp)
 
     def put(self, name: str, stored: Stored) -> None:
         if name not in self.objects:
@@ -116,6 +117,9 @@ class Store:
         self._fields = _Shared(_SHARED_FIELDS_LIMIT)
         # (namespace, labels) tuples shared by the objects that have the same two (Stored.scope)
         self._scopes = _Shared(_SHARED_SCOPES_LIMIT)
+        # What readers derive from stored objects and keep here, each with the stamp it was derived
+        # at (the Priority admission's default class): keyed by the reader, never read by the store.
+        self.derived: dict = {}
 
     # ------------------------------------------------------------------ reads
     @property
@@ -131,6 +135,14 @@ class Store:
         buckets = self._buckets.get(resource)  # no throwaway {} default: every write reads here
         bucket = buckets.get(namespace) if buckets is not None else None
         return bucket.objects.get(name) if bucket is not None else None
+
+    def stamp(self, resource: Hashable, namespace: str = "") -> int:
+        """A number that changes whenever an object of (resource, namespace) is created, updated or
+        deleted (the resourceVersion of the last such write; 0 while there is none): what a reader
+        derived from them is current while it does not change."""
+        buckets = self._buckets.get(resource)
+        bucket = buckets.get(namespace) if buckets is not None else None
+        return bucket.stamp if bucket is not None else 0
 
     def count(self, resource: Hashable) -> int:
         return sum(len(b.objects) for b in self._buckets.get(resource, {}).values())
@@ -192,6 +204,7 @@ class Store:
             raise errors.already_exists(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
         bucket.put(name, stored)
+        bucket.stamp = self._rv
         self._emit(Event(ADDED, resource, stored, None, self._rv))
         return stored
 
@@ -202,7 +215,9 @@ class Store:
         if prev is None:
             raise errors.not_found(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
-        self._buckets[resource][namespace].objects[name] = stored  # there already: the sorted names stand
+        bucket = self._buckets[resource][namespace]
+        bucket.objects[name] = stored  # there already: the sorted names stand
+        bucket.stamp = self._rv
         self._emit(Event(MODIFIED, resource, stored, prev, self._rv))
         return stored
 
@@ -214,7 +229,9 @@ class Store:
             raise errors.not_found(_gr(resource), name)
         obj = final if final is not None else prev.load()
         stored = self._commit(resource, obj, None, labels=prev.labels, field_values=prev.fields)
-        self._buckets[resource][namespace].remove(name)
+        bucket = self._buckets[resource][namespace]
+        bucket.remove(name)
+        bucket.stamp = self._rv
         self._emit(Event(DELETED, resource, stored, prev, self._rv))
         return stored
 
@@ -226,7 +243,9 @@ class Store:
             fields = self._fields.get(fields, lambda: fields)
         stored = Stored.compact(raw, rv, name, self._scope(namespace, self._labels(labels)), fields)
         untrack(stored)
-        self._bucket(resource, namespace).put(name, stored)
+        bucket = self._bucket(resource, namespace)
+        bucket.put(name, stored)
+        bucket.stamp = rv  # (unique per object version: restores come before any reader)
 
     def resume(self, rv: int) -> None:
         """Continue the resourceVersion sequence after ``rv`` (the last one handed out before a

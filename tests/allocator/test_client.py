@@ -77,3 +77,34 @@ def test_the_view_turns_a_relist_into_events():
     a2 = {"metadata": {"name": "a", "resourceVersion": "2"}}
     assert [(e.type, e.object["metadata"]) for e in view.relist([a2])] == [(MODIFIED, a2["metadata"]), (DELETED, {"name": "b", "resourceVersion": "1"})]
     assert view.relist([a2]) == []
+
+
+def test_in_process_watchers_share_one_parsed_event_for_one_pass_of_the_loop():
+    """Every watcher woken by a write reads the same dict (parsed once); the pass after that
+    forgets it, so parsed events do not outlive the young collections (client._parsed)."""
+    from mockapi import client as client_
+
+    async def informer(client, into):
+        async for event in client.watch(CONFIGMAPS, "default"):
+            into.append(event)
+
+    async def scenario():
+        client = LocalClient(app_.build(Settings()).registry)
+        first, second = [], []
+        tasks = [asyncio.create_task(informer(client, first)), asyncio.create_task(informer(client, second))]
+        while len(first) < 1 or len(second) < 1:  # SYNCED
+            await asyncio.sleep(0)
+        await client.create(CONFIGMAPS, config_map("a"))
+        while len(first) < 2 or len(second) < 2:
+            await asyncio.sleep(0)
+        shared_then = len(client_._shared)
+        for _ in range(2):
+            await asyncio.sleep(0)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return first[1], second[1], shared_then, len(client_._shared)
+
+    one, other, shared_then, shared_later = asyncio.run(scenario())
+    assert one.type == other.type == ADDED and one.object is other.object and one.object["metadata"]["name"] == "a"
+    assert shared_then == 1 and shared_later == 0
