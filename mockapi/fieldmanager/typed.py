@@ -214,20 +214,6 @@ def _recorded_meta(meta: Any) -> Any:
     return {key: value for key, value in meta.items() if key not in STRIPPED_META}
 
 
-def _same_recorded_meta(a: dict, b: dict) -> bool:
-    """``_recorded_meta(a) == _recorded_meta(b)`` without building either (an update's metadata
-    mostly differs in the stripped fields only: resourceVersion, managedFields)."""
-    for key, value in a.items():
-        if key not in STRIPPED_META:
-            other = b.get(key, ABSENT)
-            if other is ABSENT or not (value is other or value == other):
-                return False
-    for key in b:
-        if key not in a and key not in STRIPPED_META:
-            return False
-    return True
-
-
 def _compare_metadata(lv: dict, rv: dict, added: dict, modified: dict, removed: dict) -> None:
     """``compare(OBJECT_META, _recorded_meta(lv), _recorded_meta(rv))`` recorded under
     ``f:metadata``, without the copies: the map walk of :func:`_compare_maps`, skipping the
@@ -417,7 +403,7 @@ def compare_objects(root: TypeNode, old: dict, new: dict, ignore: Iterable[str] 
     added: dict = {}
     modified: dict = {}
     removed: dict = {}
-    for key, lv in old.items():  # old's keys, then new's own: as _keys orders them
+    for key, lv in old.items():  # old's keys, then new's own (which field's error is raised first)
         if key in ignore or key in _TYPE_META:
             continue
         rv = new.get(key, ABSENT)
@@ -542,10 +528,6 @@ def _added(t: TypeNode, value: Any, *, member: bool = True) -> dict | None:
     if len(children) == member:  # nothing below
         return LEAF if member else None
     return children
-
-
-def _keys(old: dict, new: dict) -> list:
-    return list(old) + [key for key in new if key not in old]
 
 
 # -- merge ------------------------------------------------------------------------------------
