@@ -265,8 +265,7 @@ def compare(t: TypeNode, lhs: Any, rhs: Any) -> tuple:
         modified: dict = {}
         removed: dict = {}
         _compare_maps(t, lhs, rhs, added, modified, removed)
-        return (sorted_node(added) if added else None, sorted_node(modified) if modified else None,
-                sorted_node(removed) if removed else None)  # fmt: skip
+        return (_sorted_or_none(added), _sorted_or_none(modified), _sorted_or_none(removed))
     if kind is SCALAR and lc is not dict and lc is not list and rc is not dict and rc is not list and lhs is not ABSENT and rhs is not ABSENT:
         return NOTHING if equal(lhs, rhs) else _MODIFIED  # two present scalars: a leaf, changed or not
     left = shape(t, lhs) if lhs is not ABSENT else None
@@ -301,6 +300,13 @@ def compare(t: TypeNode, lhs: Any, rhs: Any) -> tuple:
     else:
         removed = LEAF if rhs is ABSENT else None
     return added, (sorted_node(modified) if modified else None), removed
+
+
+def _sorted_or_none(node: dict) -> dict | None:
+    """``sorted_node(node) or None``, without the call for the one or no child a change usually has."""
+    if not node:
+        return None
+    return node if len(node) < 2 else sorted_node(node)
 
 
 def _compare_shapes(left: TypeNode, lhs: Any, right: TypeNode, rhs: Any) -> tuple:
@@ -413,6 +419,8 @@ def compare_objects(root: TypeNode, old: dict, new: dict, ignore: Iterable[str] 
         for key, rv in new.items():
             if key not in old and key not in ignore and key not in _TYPE_META:
                 _compare_top(root, key, ABSENT, rv, added, modified, removed)
+    if len(added) < 2 and len(modified) < 2 and len(removed) < 2:  # an update changes a field or two: nothing to sort
+        return added, modified, removed
     return sorted_node(added), sorted_node(modified), sorted_node(removed)
 
 
