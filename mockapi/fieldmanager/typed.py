@@ -431,7 +431,7 @@ def _compare_top(root: TypeNode, key: str, lv: Any, rv: Any, added: dict, modifi
             _compare_metadata(lv, rv, added, modified, removed)
             return
         lv, rv = _recorded_meta(lv) if lv is not ABSENT else {}, _recorded_meta(rv) if rv is not ABSENT else {}
-        if lv == rv and lv.__class__ is rv.__class__:  # equal(lv, rv): both are dicts, or equal scalars
+        if lv is rv or equal(lv, rv):
             return
         child_type = OBJECT_META
     else:
