@@ -270,10 +270,24 @@ def test_any_two_values_compare_as_the_full_recursion_does_whatever_their_shape(
 
 
 @SETTINGS
-@given(metas, metas)
-def test_metadata_equal_but_for_stripped_fields_is_seen_without_copies(a, b):
-    assert typed._same_recorded_meta(a, b) == (typed._recorded_meta(a) == typed._recorded_meta(b))
-    assert typed._same_recorded_meta(a, dict(a, resourceVersion="9", managedFields=[]))
+@given(metas, metas, st.booleans())
+def test_metadata_is_compared_as_its_copies_without_stripped_fields_are(a, b, shared):
+    if shared:  # the usual write: most of metadata the same, a field or two changed
+        b = dict(a, **{key: value for key, value in b.items() if key in ("labels", "resourceVersion", "generation")})
+    fast = outcome(_compared_metadata, a, b)
+    full = outcome(lambda: list(_within(OBJECT_META, typed._recorded_meta(a), typed._recorded_meta(b), "f:metadata")))
+    assert fast == full
+    if fast[0] == "ok":
+        assert [ordered(node) for node in fast[1]] == [ordered(node) for node in full[1]]
+    stripped_only = ({}, {}, {})
+    typed._compare_metadata(a, dict(a, resourceVersion="9", managedFields=[]), *stripped_only)
+    assert stripped_only == ({}, {}, {})
+
+
+def _compared_metadata(a, b):
+    out = ({}, {}, {})
+    typed._compare_metadata(a, b, *out)
+    return [node.get("f:metadata") for node in out]
 
 
 # -- field sets -------------------------------------------------------------------------------
@@ -381,3 +395,80 @@ def test_a_creates_entry_is_the_full_comparison_against_an_empty_object(obj, sub
     entry = {"apiVersion": GV, "fieldsType": "FieldsV1", "fieldsV1": added, "manager": "alice", "operation": "Update",
              **({"subresource": subresource} if subresource else {}), "time": "2024-01-01T00:00:00Z"}
     assert orjson.dumps(got) == orjson.dumps([entry] if added else [])
+
+
+# -- whole updates: every shortcut against the full computation ------------------------------
+
+
+def full_update(old, new, **kwargs):
+    """``fieldmanager.update`` as first written: the plain recursive comparison, and every write
+    disowning what changed from every entry before giving it to the writer (no "within its own
+    fields" shortcut, which only restamps the writer's entry)."""
+    saved = fieldmanager.compare_objects, fieldmanager._within_own_fields
+    fieldmanager.compare_objects, fieldmanager._within_own_fields = reference_compare_objects, lambda *args: False
+    try:
+        return fieldmanager.update(SCHEMA, old, new, **kwargs)
+    finally:
+        fieldmanager.compare_objects, fieldmanager._within_own_fields = saved
+
+
+def small_change(obj, change, name, value):
+    """The stored object with one field written again: a label set, a condition's message, the
+    replicas or the phase (a controller's status, a label flip)."""
+    new = dict(obj)
+    part = "metadata" if change == "label" else "spec" if change == "replicas" else "status"
+    new[part] = dict(obj.get(part) if isinstance(obj.get(part), dict) else {})
+    if change == "label":
+        labels = new[part].get("labels")
+        new[part]["labels"] = dict(labels if isinstance(labels, dict) else {}, **{name: value})
+    elif change == "replicas":
+        new[part]["replicas"] = len(value)
+    elif change == "phase":
+        new[part]["phase"] = value
+    else:
+        conditions = new[part].get("conditions")
+        conditions = list(conditions) if isinstance(conditions, list) else []
+        for index, item in enumerate(conditions):
+            if isinstance(item, dict) and item.get("type") == name:
+                conditions[index] = dict(item, message=value)
+                break
+        else:
+            conditions.append({"type": name, "status": "True", "message": value})
+        new[part]["conditions"] = conditions
+    return new
+
+
+TYPED = {"apiVersion": GV, "kind": "Widget", "metadata": {"name": "w", "labels": {"a": "a", "b": "b"}}, "spec": {"replicas": 1},
+         "status": {"phase": "a", "conditions": [{"type": "a", "status": "True", "message": "a"}, {"type": "b", "status": "False"}]}}
+change = st.tuples(st.sampled_from(["label", "condition", "replicas", "phase"]), names, names)
+changes = st.one_of(st.none(), change, change, change)
+
+
+@FEWER
+@given(st.lists(st.tuples(pairs(), st.sampled_from(["alice", "bob", None]), st.sampled_from(["", "status", None]), st.integers(0, 1), changes),
+                min_size=2, max_size=8))
+def test_a_sequence_of_writes_stores_the_managed_fields_of_the_full_computation(steps):
+    """Random writes by a few managers to one object, on the main resource and /status: a fresh
+    object, or the stored one with one field written again (a label flip, a condition's message:
+    often a manager writing within its own fields). Every write's managedFields are byte for byte
+    the full computation's, entry times included."""
+    obj, last = None, ("alice", "")
+    for step, ((first, second), manager, subresource, tick, change) in enumerate(steps):
+        if change and change[0] != "label":  # status is written on /status, spec on the main resource
+            subresource = "status" if change[0] in ("condition", "phase") else ""
+        manager, subresource = last = (manager or last[0], last[1] if subresource is None else subresource)  # None: as the last write
+        now = f"2024-01-01T00:00:{step + tick:02d}Z"
+        kwargs = dict(manager=manager, now=now, api_version=GV, subresource=subresource, ignore=("spec",) if subresource else ("status",))
+        if obj is None:  # a well-typed object to write small changes to, or any object at all
+            obj = written(None, TYPED if change else first, manager, now)
+            continue
+        new = small_change(obj, *change) if change else dict(second, metadata=dict(second["metadata"], managedFields=obj["metadata"].get("managedFields")))
+        fast = outcome(lambda: fieldmanager.update(SCHEMA, obj, new, **kwargs))
+        full = outcome(lambda: full_update(obj, new, **kwargs))
+        assert orjson.dumps(fast) == orjson.dumps(full)
+        if fast[0] == "ok":
+            obj = copy.deepcopy(new)
+            if fast[1]:
+                obj["metadata"]["managedFields"] = fast[1]
+            else:
+                obj["metadata"].pop("managedFields", None)

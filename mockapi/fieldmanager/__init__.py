@@ -96,7 +96,7 @@ def update(
     if not removed and _within_own_fields(managers, key, changed):
         # a manager writes again within its own fields, which no other entry shares (a controller's
         # status, a label flip): every entry keeps its fields ((F - C) | C is F), only its time moves
-        managers = {**managers, key: managers[key].with_time(now)}
+        managers[key] = managers[key].with_time(now)  # managers is a fresh dict (_live_or_new)
         return entries.encode(entries.cap_update_managers(managers))
     managers = _disown(managers, union(changed, removed), keep=None)
     mine = difference(changed, removed)
@@ -287,7 +287,11 @@ def _within_own_fields(managers: Managers, key: Key, changed: dict) -> bool:
     mine = managers.get(key)
     if mine is None or not covers(mine.fields, changed):
         return False
-    return all(entry is mine or (entry.fields and difference(entry.fields, changed) is entry.fields) for entry in managers.values())
+    for entry in managers.values():
+        fields = entry.fields
+        if entry is not mine and not (fields and (fields.keys().isdisjoint(changed) or difference(fields, changed) is fields)):
+            return False
+    return True
 
 
 def _disown(managers: Managers, fields: dict, *, keep: tuple | None) -> Managers:

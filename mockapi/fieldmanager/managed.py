@@ -33,7 +33,7 @@ class DecodeError(ValueError):
 class Entry:
     """One manager's entry. Treated as immutable: ``with_fields`` and ``with_time`` make new ones."""
 
-    __slots__ = ("api_version", "fields", "manager", "operation", "stored", "subresource", "time")
+    __slots__ = ("api_version", "fields", "manager", "operation", "order", "stored", "subresource", "time")
 
     def __init__(self, manager: str, operation: str, api_version: str, subresource: str, time: str | None,
                  fields: dict, stored: dict | None = None) -> None:  # fmt: skip
@@ -44,6 +44,7 @@ class Entry:
         self.time = time
         self.fields = fields
         self.stored = stored  # the canonical stored entry this came from, written back while unchanged
+        self.order: tuple | None = None  # its place among the stored entries (encode), once asked for
 
     @property
     def key(self) -> Key:
@@ -210,11 +211,16 @@ def encode(managers: Managers) -> list[dict]:
     """The entries as stored, sorted as sortEncodedManagedFields sorts them."""
     if len(managers) < 2:  # most objects: one writer, nothing to sort
         return [entry.encode() for entry in managers.values()]
-    entries = sorted(
-        managers.values(),
-        key=lambda e: (e.operation, seconds(e.time), e.manager, e.api_version, e.subresource),
-    )
-    return [entry.encode() for entry in entries]
+    return [entry.encode() for entry in sorted(managers.values(), key=_order)]
+
+
+def _order(entry: Entry) -> tuple:
+    """sortEncodedManagedFields' order: operation, time (to the second), manager, apiVersion,
+    subresource; remembered on the entry (a stored list's entries are decoded once and shared)."""
+    order = entry.order
+    if order is None:
+        order = entry.order = (entry.operation, seconds(entry.time), entry.manager, entry.api_version, entry.subresource)
+    return order
 
 
 def cap_update_managers(managers: Managers) -> Managers:

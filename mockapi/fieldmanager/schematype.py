@@ -26,7 +26,7 @@ class TypeNode:
     """One schema node. Lists: ``list_type`` atomic|set|map, ``keys``, ``key_defaults``, ``elem``.
     Maps: ``fields`` (declared properties), ``elem`` (the type of any other key), ``atomic``."""
 
-    __slots__ = ("atomic", "elem", "fields", "key_defaults", "keys", "kind", "leaf", "list_type", "quoted_keys")
+    __slots__ = ("atomic", "elem", "fields", "key_defaults", "keys", "kind", "leaf", "list_type", "pes", "quoted_keys")
 
     def __init__(self, kind: str, *, fields: dict | None = None, elem: TypeNode | None = None, atomic: bool = False,
                  list_type: str = "atomic", keys: tuple = (), key_defaults: dict | None = None) -> None:  # fmt: skip
@@ -39,6 +39,7 @@ class TypeNode:
         self.key_defaults = key_defaults or {}
         self.quoted_keys = tuple((key, go_json(key)) for key in sorted(keys))  # as a k:{...} element writes them
         self.leaf = kind == SCALAR or atomic or (kind == LIST and list_type == "atomic")  # walked as one value
+        self.pes: dict[str, str] = {}  # a list keyed by one field: the path elements of its string keys (typed.item_pe)
 
     def field(self, name: str) -> tuple[TypeNode, bool]:
         """The type of a map key and whether it is a declared field."""

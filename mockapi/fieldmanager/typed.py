@@ -36,6 +36,7 @@ from mockapi.schema.goformat import go_json, go_quote
 
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT"})()
 NOTHING = (None, None, None)
+_MODIFIED = (None, LEAF, None)
 
 # Paths kube-apiserver never records in managedFields (stripmeta.go), besides apiVersion and kind.
 STRIPPED_META = frozenset(
@@ -91,7 +92,15 @@ def item_pe(t: TypeNode, item: Any, index: int) -> str:
         keys = t.quoted_keys
         if len(keys) == 1:  # the usual list keyed by one field (name, type, containerPort...)
             name, quoted = keys[0]
-            return "k:{" + quoted + ":" + _json(_key_value(t, item, name, index)) + "}"
+            value = item[name] if name in item else _key_value(t, item, name, index)
+            if value.__class__ is not str:
+                return "k:{" + quoted + ":" + _json(value) + "}"
+            pe = t.pes.get(value)  # the same names come back write after write: each one's element, built once
+            if pe is None:
+                if len(t.pes) >= _PES_SIZE:
+                    t.pes.clear()
+                pe = t.pes[value] = "k:{" + quoted + ":" + _json(value) + "}"
+            return pe
         parts = [f"{quoted}:{_json(_key_value(t, item, name, index))}" for name, quoted in keys]
         return "k:{" + ",".join(parts) + "}"
     if item.__class__ is dict:
@@ -102,6 +111,8 @@ def item_pe(t: TypeNode, item: Any, index: int) -> str:
         raise TypedError(f"element {index}: associative list without keys has an element that's an explicit null")
     return "v:" + _json(item)
 
+
+_PES_SIZE = 1024  # path elements remembered per keyed list type
 
 _PLAIN = re.compile(r'[^"\\<>&\x00-\x1f\u2028\u2029]*').fullmatch
 
@@ -203,53 +214,34 @@ def _recorded_meta(meta: Any) -> Any:
     return {key: value for key, value in meta.items() if key not in STRIPPED_META}
 
 
-def _same_recorded_meta(a: dict, b: dict) -> bool:
-    """``_recorded_meta(a) == _recorded_meta(b)`` without building either (an update's metadata
-    mostly differs in the stripped fields only: resourceVersion, managedFields)."""
-    for key, value in a.items():
-        if key not in STRIPPED_META:
-            other = b.get(key, ABSENT)
-            if other is ABSENT or not (value is other or value == other):
-                return False
-    for key in b:
-        if key not in a and key not in STRIPPED_META:
-            return False
-    return True
-
-
 def _compare_metadata(lv: dict, rv: dict, added: dict, modified: dict, removed: dict) -> None:
     """``compare(OBJECT_META, _recorded_meta(lv), _recorded_meta(rv))`` recorded under
     ``f:metadata``, without the copies: the map walk of :func:`_compare_maps`, skipping the
-    stripped fields. Both are dicts and differ in some recorded field."""
+    stripped fields (often all that differs: resourceVersion, managedFields). Both are dicts."""
+    changed = [
+        key for key, value in lv.items()
+        if key not in STRIPPED_META and ((other := rv.get(key, ABSENT)) is ABSENT or not (
+            value is other or (value == other if value.__class__ is other.__class__ else equal(value, other))))
+    ]  # fmt: skip
+    if not rv.keys() <= lv.keys():
+        changed.extend(key for key in rv if key not in lv and key not in STRIPPED_META)
+    if not changed:
+        return
     out_a: dict = {}
     out_m: dict = {}
     out_r: dict = {}
     fields, elem = OBJECT_META.fields, OBJECT_META.elem
     pe = ""
     try:
-        for key, value in lv.items():
-            if key in STRIPPED_META:
-                continue
-            other = rv.get(key, ABSENT)
-            if other is ABSENT or not (value is other or (value == other if value.__class__ is other.__class__ else equal(value, other))):
-                pe = "f:" + key
-                a, m, r = compare(fields.get(key) or elem, value, other)
-                if a is not None:
-                    out_a[pe] = a
-                if m is not None:
-                    out_m[pe] = m
-                if r is not None:
-                    out_r[pe] = r
-        for key, other in rv.items():
-            if key not in lv and key not in STRIPPED_META:
-                pe = "f:" + key
-                a, m, r = compare(fields.get(key) or elem, ABSENT, other)
-                if a is not None:
-                    out_a[pe] = a
-                if m is not None:
-                    out_m[pe] = m
-                if r is not None:
-                    out_r[pe] = r
+        for key in changed:
+            pe = "f:" + key
+            a, m, r = compare(fields.get(key) or elem, lv.get(key, ABSENT), rv.get(key, ABSENT))
+            if a is not None:
+                out_a[pe] = a
+            if m is not None:
+                out_m[pe] = m
+            if r is not None:
+                out_r[pe] = r
     except TypedError as exc:
         raise exc.within(_prefix(pe)).within(_prefix("f:metadata")) from None
     if out_a:
@@ -265,6 +257,17 @@ def _compare_metadata(lv: dict, rv: dict, added: dict, modified: dict, removed: 
 
 def compare(t: TypeNode, lhs: Any, rhs: Any) -> tuple:
     """``Compare``: (added, modified, removed) nodes for the path of these two values (None: empty)."""
+    kind, lc, rc = t.kind, lhs.__class__, rhs.__class__
+    if kind is MAP and lc is dict and rc is dict and lhs and rhs and not t.atomic:
+        # both present, both non-empty maps of a granular map type (``shape`` keeps it): no
+        # membership of their own to record, only what differs below
+        added: dict = {}
+        modified: dict = {}
+        removed: dict = {}
+        _compare_maps(t, lhs, rhs, added, modified, removed)
+        return (_sorted_or_none(added), _sorted_or_none(modified), _sorted_or_none(removed))
+    if kind is SCALAR and lc is not dict and lc is not list and rc is not dict and rc is not list and lhs is not ABSENT and rhs is not ABSENT:
+        return NOTHING if equal(lhs, rhs) else _MODIFIED  # two present scalars: a leaf, changed or not
     left = shape(t, lhs) if lhs is not ABSENT else None
     right = shape(t, rhs) if rhs is not ABSENT else None
     if left is not None and right is not None and left is not right:
@@ -299,6 +302,13 @@ def compare(t: TypeNode, lhs: Any, rhs: Any) -> tuple:
     return added, (sorted_node(modified) if modified else None), removed
 
 
+def _sorted_or_none(node: dict) -> dict | None:
+    """``sorted_node(node) or None``, without the call for the one or no child a change usually has."""
+    if not node:
+        return None
+    return node if len(node) < 2 else sorted_node(node)
+
+
 def _compare_shapes(left: TypeNode, lhs: Any, right: TypeNode, rhs: Any) -> tuple:
     """A value that changed shape (say, an object of a preserved field that became a number): the
     path is modified, what was under it is removed and what is under it now is added."""
@@ -319,12 +329,10 @@ def _compare_maps(t: TypeNode, lhs: Any, rhs: Any, added: dict, modified: dict, 
     left = lhs if lhs.__class__ is dict else {}
     right = rhs if rhs.__class__ is dict else {}
     fields, elem = t.fields, t.elem or DEDUCED_TYPE  # t.field(key), inlined
-    pe, shared = "", 0
+    pe = ""
     try:
         for key, lv in left.items():
             rv = right.get(key, ABSENT)
-            if rv is not ABSENT:
-                shared += 1
             if rv is ABSENT or not (lv is rv or (lv == rv if lv.__class__ is rv.__class__ else equal(lv, rv))):
                 pe = "f:" + key
                 a, m, r = compare(fields.get(key) or elem, lv, rv)
@@ -334,7 +342,7 @@ def _compare_maps(t: TypeNode, lhs: Any, rhs: Any, added: dict, modified: dict, 
                     modified[pe] = m
                 if r is not None:
                     removed[pe] = r
-        if shared < len(right):  # keys only on the right
+        if not right.keys() <= left.keys():  # keys only on the right
             for key, rv in right.items():
                 if key not in left:
                     pe = "f:" + key
@@ -401,23 +409,34 @@ def compare_objects(root: TypeNode, old: dict, new: dict, ignore: Iterable[str] 
     added: dict = {}
     modified: dict = {}
     removed: dict = {}
-    for key in _keys(old, new):
+    for key, lv in old.items():  # old's keys, then new's own (which field's error is raised first)
         if key in ignore or key in _TYPE_META:
             continue
-        lv, rv = old.get(key, ABSENT), new.get(key, ABSENT)
-        if key == "metadata":
-            if lv.__class__ is dict and rv.__class__ is dict:
-                if not _same_recorded_meta(lv, rv):
-                    _compare_metadata(lv, rv, added, modified, removed)
-                continue
-            lv, rv = _recorded_meta(lv) if lv is not ABSENT else {}, _recorded_meta(rv) if rv is not ABSENT else {}
-            child_type = OBJECT_META
-        else:
-            child_type = root.field(key)[0]
-        if lv is not ABSENT and rv is not ABSENT and (lv is rv or equal(lv, rv)):
-            continue
-        _record(_compare_within(child_type, lv, rv, "f:" + key), "f:" + key, added, modified, removed)
+        rv = new.get(key, ABSENT)
+        if rv is ABSENT or not (lv is rv or equal(lv, rv)):
+            _compare_top(root, key, lv, rv, added, modified, removed)
+    if not new.keys() <= old.keys():
+        for key, rv in new.items():
+            if key not in old and key not in ignore and key not in _TYPE_META:
+                _compare_top(root, key, ABSENT, rv, added, modified, removed)
+    if len(added) < 2 and len(modified) < 2 and len(removed) < 2:  # an update changes a field or two: nothing to sort
+        return added, modified, removed
     return sorted_node(added), sorted_node(modified), sorted_node(removed)
+
+
+def _compare_top(root: TypeNode, key: str, lv: Any, rv: Any, added: dict, modified: dict, removed: dict) -> None:
+    """One top-level field of two objects that differ in it (metadata: without the stripped fields)."""
+    if key == "metadata":
+        if lv.__class__ is dict and rv.__class__ is dict:
+            _compare_metadata(lv, rv, added, modified, removed)
+            return
+        lv, rv = _recorded_meta(lv) if lv is not ABSENT else {}, _recorded_meta(rv) if rv is not ABSENT else {}
+        if lv is rv or equal(lv, rv):
+            return
+        child_type = OBJECT_META
+    else:
+        child_type = root.field(key)[0]
+    _record(_compare_within(child_type, lv, rv, "f:" + key), "f:" + key, added, modified, removed)
 
 
 def added_object(root: TypeNode, new: dict, ignore: Iterable[str] = ()) -> dict:
@@ -517,10 +536,6 @@ def _added(t: TypeNode, value: Any, *, member: bool = True) -> dict | None:
     if len(children) == member:  # nothing below
         return LEAF if member else None
     return children
-
-
-def _keys(old: dict, new: dict) -> list:
-    return list(old) + [key for key in new if key not in old]
 
 
 # -- merge ------------------------------------------------------------------------------------
