@@ -751,7 +751,7 @@ class Registry:
         own = tuple(k for k in obj if k not in _TYPE_META) if settled else ()
         outcome = None
         if rt.schema:
-            stored = old if old is not None and self._admitted_now(rt, old) else None
+            stored = old if old is not None and (unchanged or self._admitted_now(rt, old)) else None  # unchanged: admitted
             outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged, remember=True, settled=own, stored=stored)
         unknown = outcome.unknown_fields if outcome else []
         if unknown and opts.field_validation == "Strict":

@@ -97,8 +97,7 @@ class Validator:
         if remember:
             known = []
             for key, value in obj.items():
-                if key not in _TYPE_META and key not in unchanged and key not in settled and type(value) in (dict, list) \
-                        and (stored is None or type(stored.get(key)) is not type(value)):
+                if key not in _TYPE_META and key not in unchanged and key not in settled and type(value) in (dict, list):
                     encoded = _compact(value)
                     if encoded is not None:
                         entry = (key, encoded)
@@ -122,23 +121,20 @@ class Validator:
         unknown = run.meta_unknown + sorted(run.unknown) + run.embedded_unknown
         outcome = Outcome(unknown, run.errors + run.embedded_errors + run.list_errors)
         if fresh and not outcome.unknown_fields and not outcome.errors:
-            self._remember_clean(obj, fresh)
+            self._remember_clean(obj, fresh, stored)
         return outcome
 
-    def _remember_clean(self, obj: dict, walked: list[tuple[str, bytes]]) -> None:
+    def _remember_clean(self, obj: dict, walked: list[tuple[str, bytes]], stored: dict | None) -> None:
         for key, before in walked:
             if key not in obj:
                 continue
+            if stored is not None and key in stored and not self._seen_before(key, before):
+                continue  # an update's value, mostly new (a status): kept from its second clean walk on
             after = _compact(obj[key])
             if after is None:
                 continue
-            if after != before:  # a value the walk changed is kept from its second clean walk on
-                seen = hash((key, before))
-                if seen not in self._seen:
-                    if len(self._seen) >= 4 * _CLEAN_SIZE:
-                        self._seen.clear()
-                    self._seen.add(seen)
-                    continue
+            if after != before and not self._seen_before(key, before):
+                continue  # a value the walk changed is kept from its second clean walk on
             if len(self._clean) >= _CLEAN_SIZE:
                 self._clean.clear()
             self._clean[(key, before)] = None if after == before else _Walked(after)
@@ -167,6 +163,17 @@ class Validator:
             _embedded_errors(root, obj, "", run.embedded_errors, root=True)
         if root.has_list_type:
             _list_type_errors(root, obj, "", run.list_errors)
+
+
+    def _seen_before(self, key: str, before: bytes) -> bool:
+        """Whether this value was walked clean before; it is from now on."""
+        seen = hash((key, before))
+        if seen in self._seen:
+            return True
+        if len(self._seen) >= 4 * _CLEAN_SIZE:
+            self._seen.clear()
+        self._seen.add(seen)
+        return False
 
 
 class _Walked:
