@@ -12,7 +12,8 @@ skips what is the same:
 
 * equal means equal JSON with Python's types kept (``true`` is not ``1``, ``1.0`` is not ``1``,
   key order counts): the same object, or equal (``==``) with the same compact encoding; scalars
-  of the same type and value; floats are walked (``-0.0 == 0.0``);
+  of the same type and value; a float on its own is walked unless it is the very same object
+  (``-0.0 == 0.0``), one inside a container is compared by the encoding;
 * a dict is walked key by key: only its keys whose values differ from the stored ones are walked,
   and its own steps — nulls dropped, defaults of missing fields applied (a field removed from
   the stored value is defaulted again), ``required`` checked — run as in the full walk;
