@@ -744,11 +744,15 @@ class Registry:
         create made of the same ones (registry/verdicts.py): neither the schema nor the kind's
         validation looks at them again. An update leaving every field the kind validates as
         stored (``Strategy.validated_fields``) is not validated by the kind again either.
-        ``unchanged``: ``_unchanged_fields``, when the caller has it already."""
+        ``unchanged``: ``_unchanged_fields``, when the caller has it already. An update of an
+        object admitted by today's schema walks only what differs from it (``stored``)."""
         if unchanged is None:
             unchanged = self._unchanged_fields(rt, obj, old)
         own = tuple(k for k in obj if k not in _TYPE_META) if settled else ()
-        outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged, remember=True, settled=own) if rt.schema else None
+        outcome = None
+        if rt.schema:
+            stored = old if old is not None and (unchanged or self._admitted_now(rt, old)) else None  # unchanged: admitted
+            outcome = structural.apply_schema(rt.schema, obj, unchanged=unchanged, remember=True, settled=own, stored=stored)
         unknown = outcome.unknown_fields if outcome else []
         if unknown and opts.field_validation == "Strict":
             listed = ", ".join(f'unknown field "{path}"' for path in unknown)

@@ -10,6 +10,7 @@ This is the public face; the work is done by, in order of the pipeline:
 
 * :mod:`mockapi.schema.compiled` — the schema compiled into ``_Node`` trees;
 * :mod:`mockapi.schema.prune` — the one walk that prunes, drops nulls and defaults;
+* :mod:`mockapi.schema.changed` — that walk for an update, skipping what is as stored;
 * :mod:`mockapi.schema.validate` — kube-openapi's checks on each shaped value;
 * :mod:`mockapi.schema.formats` and :mod:`mockapi.schema.goformat` — string formats and RE2
   patterns, and Go's renderings of values for kube's messages.
@@ -26,6 +27,7 @@ import orjson
 
 from mockapi import errors
 from mockapi.schema import meta
+from mockapi.schema.changed import walk_changed_object
 from mockapi.schema.compiled import _compile
 from mockapi.schema.prune import _prune_only, _Run, _walk_object
 from mockapi.schema.validate import _embedded_errors, _list_type_errors, _validate
@@ -64,13 +66,20 @@ class Validator:
         # pool per node) costs a hash, not its defaulted JSON kept until the table is full
         self._seen: set[int] = set()
 
-    def apply(self, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False, settled: tuple[str, ...] = ()) -> Outcome:
+    def apply(self, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False, settled: tuple[str, ...] = (),
+              stored: dict | None = None) -> Outcome:
         """Prune, default and validate ``obj`` in place (metadata itself is checked by meta.py).
 
         ``unchanged``: top-level fields the caller knows this validator has already pruned,
         defaulted and passed (an update leaving them as stored): they are not walked again. The
         checks on the object as a whole (required fields, list types, embedded resources) still
         see them.
+
+        ``stored``: the object an update replaces, when the caller knows this validator admitted
+        it: the values of the changed fields that are the same as stored, at any depth, are not
+        walked again either (:mod:`mockapi.schema.changed`). A changed field that has a stored
+        counterpart is not remembered (below): an update's changed value is mostly new, and its
+        walk against the stored one costs less than encoding it twice to remember it.
 
         ``settled``: top-level fields the caller knows came out of an earlier apply of this
         validator (in an object whose whole outcome was clean) exactly as they are now: no check
@@ -93,48 +102,52 @@ class Validator:
                     if encoded is not None:
                         entry = (key, encoded)
                         (known if entry in self._clean else fresh).append(entry)
-            for entry in known:
-                after = self._clean[entry]
-                if type(after) is _Walked:  # its first use: how to make it again, worked out once
-                    after = self._clean[entry] = _as_additions(entry[1], after.after)
-                if type(after) is bytes:
-                    obj[entry[0]] = orjson.loads(after)
-                elif after is not None:
-                    _add_defaults(obj[entry[0]], after)
-            unchanged = (*unchanged, *(key for key, _ in known))
-            # remembered only from clean outcomes: their list types and embedded resources passed too
-            settled = (*settled, *(key for key, _ in known))
+            if known:
+                for entry in known:
+                    after = self._clean[entry]
+                    if type(after) is _Walked:  # its first use: how to make it again, worked out once
+                        after = self._clean[entry] = _as_additions(entry[1], after.after)
+                    if type(after) is bytes:
+                        obj[entry[0]] = orjson.loads(after)
+                    elif after is not None:
+                        _add_defaults(obj[entry[0]], after)
+                unchanged = (*unchanged, *(key for key, _ in known))
+                # remembered only from clean outcomes: their list types and embedded resources passed too
+                settled = (*settled, *(key for key, _ in known))
         try:
-            self._walk(obj, run, (*unchanged, *settled) if settled else unchanged, settled)
+            self._walk(obj, run, (*unchanged, *settled) if settled else unchanged, settled, stored)
         except RecursionError:
             run.errors.append(errors.FieldError("invalid", "", "object is nested too deeply to validate"))
         unknown = run.meta_unknown + sorted(run.unknown) + run.embedded_unknown
         outcome = Outcome(unknown, run.errors + run.embedded_errors + run.list_errors)
         if fresh and not outcome.unknown_fields and not outcome.errors:
-            self._remember_clean(obj, fresh)
+            self._remember_clean(obj, fresh, stored)
         return outcome
 
-    def _remember_clean(self, obj: dict, walked: list[tuple[str, bytes]]) -> None:
+    def _remember_clean(self, obj: dict, walked: list[tuple[str, bytes]], stored: dict | None) -> None:
         for key, before in walked:
             if key not in obj:
                 continue
+            if stored is not None and key in stored and not self._seen_before(key, before):
+                continue  # an update's value, mostly new (a status): kept from its second clean walk on
             after = _compact(obj[key])
             if after is None:
                 continue
-            if after != before:  # a value the walk changed is kept from its second clean walk on
-                seen = hash((key, before))
-                if seen not in self._seen:
-                    if len(self._seen) >= 4 * _CLEAN_SIZE:
-                        self._seen.clear()
-                    self._seen.add(seen)
-                    continue
+            if after != before and not self._seen_before(key, before):
+                continue  # a value the walk changed is kept from its second clean walk on
             if len(self._clean) >= _CLEAN_SIZE:
                 self._clean.clear()
             self._clean[(key, before)] = None if after == before else _Walked(after)
 
-    def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...], settled: tuple[str, ...] = ()) -> None:
+    def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...], settled: tuple[str, ...] = (), stored: dict | None = None) -> None:
         root, errs = self._root, run.errors
-        if root.direct_object:
+        if type(stored) is dict:
+            if root.direct_object:
+                walk_changed_object(root, obj, stored, "", run, root.preserve, errs, root=True, skip=unchanged)
+            else:
+                walk_changed_object(root, obj, stored, "", run, root.preserve, [], root=True, skip=unchanged)
+                _validate(self._validation_root, obj, "", errs)  # whose props lack metadata
+        elif root.direct_object:
             _walk_object(root, obj, "", run, root.preserve, errs, root=True, skip=unchanged)
         else:
             _walk_object(root, obj, "", run, root.preserve, [], root=True, skip=unchanged)
@@ -150,6 +163,17 @@ class Validator:
             _embedded_errors(root, obj, "", run.embedded_errors, root=True)
         if root.has_list_type:
             _list_type_errors(root, obj, "", run.list_errors)
+
+
+    def _seen_before(self, key: str, before: bytes) -> bool:
+        """Whether this value was walked clean before; it is from now on."""
+        seen = hash((key, before))
+        if seen in self._seen:
+            return True
+        if len(self._seen) >= 4 * _CLEAN_SIZE:
+            self._seen.clear()
+        self._seen.add(seen)
+        return False
 
 
 class _Walked:
@@ -220,10 +244,11 @@ def compile(schema: dict) -> Validator:  # noqa: A001 - the name the registry ca
     return validator
 
 
-def apply_schema(schema: dict, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False, settled: tuple[str, ...] = ()) -> Outcome:
+def apply_schema(schema: dict, obj: dict, *, unchanged: tuple[str, ...] = (), remember: bool = False, settled: tuple[str, ...] = (),
+                 stored: dict | None = None) -> Outcome:
     """Prune, default and validate ``obj`` (mutated in place) against ``schema`` (see
-    :meth:`Validator.apply` for ``unchanged``, ``remember`` and ``settled``)."""
-    return compile(schema).apply(obj, unchanged=unchanged, remember=remember, settled=settled)
+    :meth:`Validator.apply` for ``unchanged``, ``remember``, ``settled`` and ``stored``)."""
+    return compile(schema).apply(obj, unchanged=unchanged, remember=remember, settled=settled, stored=stored)
 
 
 def validate_value(schema: Any, value: Any) -> list[errors.FieldError]:
