@@ -337,6 +337,15 @@ class LocalClient:
     def _patch(self, rt, namespace: str, name: str, patch: dict, subresource: str) -> dict:
         return orjson.loads(self.registry.patch(rt, namespace, name, self._rest.MERGE_PATCH, patch, self._write_options(), subresource=subresource).raw)
 
+    async def patch_unread(self, kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "") -> None:
+        """:meth:`patch` without reading the answer back, for a writer that never looks at it (the
+        allocator's ``status.availableDevices``): parsing the written object (a DevicePool's few KB)
+        cost as much as a tenth of the write. Audited as its HTTP twin (with the answer) when audited."""
+        if self._guard is not None:
+            await self.patch(kind, namespace, name, patch, subresource=subresource)
+            return
+        self.registry.patch(self._rt(kind), namespace, name, self._rest.MERGE_PATCH, patch, self._write_options(), subresource=subresource)
+
     async def delete(self, kind: Kind, namespace: str, name: str, *, propagation_policy: str = "", grace_period_seconds: int | None = None) -> None:
         rt = self._rt(kind)
         opts = self._options.DeleteOptions(propagation_policy=propagation_policy, grace_period_seconds=grace_period_seconds)
