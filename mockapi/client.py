@@ -11,7 +11,9 @@ to resources itself. API errors are :class:`mockapi.errors.StatusError` with the
 reason and message. :meth:`Client.watch` is an informer's event source: it lists, yields an ADDED
 event per object and one SYNCED event, then the changes; it resumes after disconnects and, when the
 server answers 410 Gone (or the local watcher fell behind), relists and yields the difference, so a
-consumer's view never misses an event.
+consumer's view never misses an event. In process, a writer that announces its write
+(:meth:`LocalClient.patch_unread` with ``echo``) gets an ECHO event in that write's place on its
+own client's watch, so it need not parse what it wrote (the allocator's pool counts).
 """
 
 from __future__ import annotations
