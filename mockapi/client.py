@@ -11,7 +11,9 @@ to resources itself. API errors are :class:`mockapi.errors.StatusError` with the
 reason and message. :meth:`Client.watch` is an informer's event source: it lists, yields an ADDED
 event per object and one SYNCED event, then the changes; it resumes after disconnects and, when the
 server answers 410 Gone (or the local watcher fell behind), relists and yields the difference, so a
-consumer's view never misses an event.
+consumer's view never misses an event. In process, a writer that announces its write
+(:meth:`LocalClient.patch_unread` with ``echo``) gets an ECHO event in that write's place on its
+own client's watch, so it need not parse what it wrote (the allocator's pool counts).
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ from typing import AsyncIterator, Protocol
 import orjson
 
 from mockapi import errors, gvk
+from mockapi.watchwire import event_line
 
 log = logging.getLogger("mockapi.client")
 
 ADDED, MODIFIED, DELETED, SYNCED = "ADDED", "MODIFIED", "DELETED", "SYNCED"
+ECHO = "ECHO"  # in-process only: a write of the watcher's own, announced by its writer (LocalClient.patch_unread)
 MERGE_PATCH = "application/merge-patch+json"
 
 
@@ -67,8 +71,8 @@ def binding(name: str, uid: str, node_name: str) -> dict:
 
 @dataclass
 class WatchEvent:
-    type: str  # ADDED, MODIFIED, DELETED, or SYNCED (the initial list has been delivered; object None)
-    object: dict | None
+    type: str  # ADDED, MODIFIED, DELETED, or SYNCED (the initial list has been delivered; object None); ECHO: see LocalClient
+    object: dict | None  # for ECHO, what its writer said to hand back (not the object)
 
 
 class Client(Protocol):
@@ -155,6 +159,23 @@ def _parsed(chunk: bytes) -> list:
         _forgetting[0] = loop
         loop.call_soon(_forget)
     return events
+
+
+MAX_ECHOES = 4096  # writes announced to a client's watch of one kind and not yet seen, at most
+_RV_KEY = b'"resourceVersion":"'
+
+
+def _echo_of(echoes: dict[int, list], chunk: bytes) -> tuple | None:
+    """The announced echo whose event ``chunk`` is (taken out of the book), or None."""
+    bucket = echoes.get(len(chunk))
+    if bucket:
+        for index, echo in enumerate(bucket):
+            if echo[0] == chunk:
+                del bucket[index]
+                if not bucket:
+                    del echoes[len(chunk)]
+                return echo
+    return None
 
 
 def _forget() -> None:
@@ -280,6 +301,7 @@ class LocalClient:
         self._sink = event_sink(registry) if defer_events else None
         self._options, self._rest = options, rest
         self._guard = None
+        self._echoes: dict[Kind, dict[int, list]] = {}  # kind → line length → [(line, key, rv, echo)]
         if identity is not None and (authorizer is not None or audit is not None):
             from mockapi.auth.identities import Guard
 
@@ -337,6 +359,37 @@ class LocalClient:
     def _patch(self, rt, namespace: str, name: str, patch: dict, subresource: str) -> dict:
         return orjson.loads(self.registry.patch(rt, namespace, name, self._rest.MERGE_PATCH, patch, self._write_options(), subresource=subresource).raw)
 
+    async def patch_unread(self, kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "", echo=None) -> None:
+        """:meth:`patch` without reading the answer back, for a writer that never looks at it (the
+        allocator's ``status.availableDevices``): parsing the written object (a DevicePool's few KB)
+        cost as much as a tenth of the write. Audited as its HTTP twin (with the answer) when audited.
+
+        ``echo`` (not None): this client's watch of ``kind`` yields ``WatchEvent(ECHO, echo)`` in
+        place of the write's MODIFIED event, at its place in the stream, without parsing it — for a
+        writer whose handler knows what its own write changed (the allocator: one pool's status,
+        never its spec). Only a write that changed the object has an event to replace; only one
+        watch of ``kind`` per client sees echoes (the allocator's informer). A watch that falls
+        behind relists, and the write comes back as the relist's MODIFIED, as before."""
+        if self._guard is not None:
+            await self.patch(kind, namespace, name, patch, subresource=subresource)
+            return
+        rt = self._rt(kind)
+        before = self.registry.get(rt, namespace, name).raw if echo is not None else None
+        written = self.registry.patch(rt, namespace, name, self._rest.MERGE_PATCH, patch, self._write_options(), subresource=subresource)
+        if echo is not None and written.raw != before:
+            self._expect_echo(kind, (namespace, name), written.raw, echo)
+
+    def _expect_echo(self, kind: Kind, key: tuple[str, str], raw: bytes, echo) -> None:
+        if raw.count(_RV_KEY) != 1:
+            return  # metadata's resourceVersion not the only one (an odd annotation): parsed as any event
+        start = raw.index(_RV_KEY) + len(_RV_KEY)
+        rv = raw[start:raw.index(b'"', start)].decode()
+        book = self._echoes.setdefault(kind, {})
+        if sum(map(len, book.values())) >= MAX_ECHOES:  # echoes nobody watched for: forget them (parsed as any event)
+            book.clear()
+        line = event_line(MODIFIED, raw)
+        book.setdefault(len(line), []).append((line, key, rv, echo))
+
     async def delete(self, kind: Kind, namespace: str, name: str, *, propagation_policy: str = "", grace_period_seconds: int | None = None) -> None:
         rt = self._rt(kind)
         opts = self._options.DeleteOptions(propagation_policy=propagation_policy, grace_period_seconds=grace_period_seconds)
@@ -369,11 +422,13 @@ class LocalClient:
 
     async def watch(self, kind: Kind, namespace: str = "") -> AsyncIterator[WatchEvent]:
         view, synced = _View(), False
+        echoes = self._echoes.setdefault(kind, {})
         while True:
             rt = self._rt(kind)
             if self._guard is not None:
                 self._guard.check("list", rt, namespace)
             page = self.registry.list(rt, namespace, self._options.ListOptions())
+            echoes.clear()  # the list has every write announced so far (list and watch below are one step)
             for event in view.relist([stored.load() for stored in page.items]):
                 yield event
             if not synced:
@@ -389,6 +444,11 @@ class LocalClient:
                     lines, watcher.pending = watcher.pending, []  # Watcher.take, without joining the lines
                     watcher.wakeup.clear()
                     for chunk in lines:
+                        if echoes and (echo := _echo_of(echoes, chunk)) is not None:
+                            line, key, rv, payload = echo
+                            view.known[key] = (rv, kind.api_version, kind.kind)
+                            yield WatchEvent(ECHO, payload)
+                            continue
                         for raw in _parsed(chunk):
                             event = WatchEvent(raw["type"], raw["object"])
                             view.track(event)

@@ -116,3 +116,14 @@ def test_the_default_mode_builds_no_guard():
     assert client._guard is None and client.identity is identities.ALLOCATOR
     authenticated = app.build(Settings(allocator=False, scheduler=False, authentication=True))
     assert app.local_client(authenticated, identities.ALLOCATOR)._guard is None  # AlwaysAllow, no audit log: nothing to check
+
+
+def test_an_unread_patch_is_audited_as_its_http_twin_with_the_answer():
+    server = app.build(Settings(allocator=False, scheduler=False))
+    log = AuditLog(parse_policy({"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "rules": [{"level": "RequestResponse"}]}))
+    client = LocalClient(server.registry, identities.KUBELET, audit=log)
+    run(client.create(Kind("v1", "Node"), {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}))
+    assert run(client.patch_unread(Kind("v1", "Node"), "", "n1", {"metadata": {"labels": {"a": "b"}}})) is None
+    patched = log.events()[-1]
+    assert (patched["stage"], patched["verb"], patched["requestURI"]) == ("ResponseComplete", "patch", "/api/v1/nodes/n1")
+    assert patched["responseObject"]["metadata"]["labels"] == {"a": "b"}

@@ -7,7 +7,7 @@ import pytest
 
 from mockapi import app as app_
 from mockapi import errors
-from mockapi.client import ADDED, DELETED, MODIFIED, SYNCED, Kind, LocalClient, _View
+from mockapi.client import ADDED, DELETED, ECHO, MODIFIED, SYNCED, Kind, LocalClient, _View
 from mockapi.settings import Settings
 
 CONFIGMAPS = Kind("v1", "ConfigMap")
@@ -108,3 +108,43 @@ def test_in_process_watchers_share_one_parsed_event_for_one_pass_of_the_loop():
     one, other, shared_then, shared_later = asyncio.run(scenario())
     assert one.type == other.type == ADDED and one.object is other.object and one.object["metadata"]["name"] == "a"
     assert shared_then == 1 and shared_later == 0
+
+
+def test_an_announced_write_comes_back_as_its_echo_in_its_place_and_only_once():
+    async def scenario():
+        client = LocalClient(app_.build(Settings()).registry)
+        await client.create(CONFIGMAPS, config_map("a"))
+        stream = client.watch(CONFIGMAPS, "default")
+        assert [(await anext(stream)).type for _ in range(2)] == [ADDED, SYNCED]
+        await client.create(CONFIGMAPS, config_map("b"))
+        await client.patch_unread(CONFIGMAPS, "default", "a", {"data": {"v": "2"}}, echo="mine")
+        await client.patch_unread(CONFIGMAPS, "default", "a", {"data": {"v": "2"}}, echo="no-op")  # changes nothing: no event, no echo
+        await client.patch(CONFIGMAPS, "default", "a", {"data": {"v": "3"}})
+        seen = [await anext(stream) for _ in range(3)]
+        leftover = sum(map(len, client._echoes[CONFIGMAPS].values()))
+        await stream.aclose()
+        return seen, leftover
+
+    seen, leftover = asyncio.run(scenario())
+    assert [(e.type, e.object if e.type == ECHO else e.object["metadata"]["name"]) for e in seen] == [(ADDED, "b"), (ECHO, "mine"), (MODIFIED, "a")]
+    assert seen[2].object["data"] == {"v": "3"} and leftover == 0
+
+
+def test_an_echo_the_watch_lost_comes_back_as_the_relists_object():
+    async def scenario():
+        server = app_.build(Settings(watcher_buffer=2))
+        client = LocalClient(server.registry)
+        await client.create(CONFIGMAPS, config_map("a"))
+        stream = client.watch(CONFIGMAPS, "default")
+        assert [(await anext(stream)).type for _ in range(2)] == [ADDED, SYNCED]
+        await client.create(CONFIGMAPS, config_map("w"))
+        assert (await anext(stream)).object["metadata"]["name"] == "w"  # the watcher is live and waiting
+        await client.patch_unread(CONFIGMAPS, "default", "a", {"data": {"v": "2"}}, echo="mine")
+        for name in ("x", "y", "z"):  # more than the watcher's buffer: it overflows, and relists
+            await client.create(CONFIGMAPS, config_map(name))
+        seen = [await anext(stream) for _ in range(4)]
+        await stream.aclose()
+        return sorted((e.type, e.object["metadata"]["name"]) for e in seen), client._echoes[CONFIGMAPS]
+
+    seen, book = asyncio.run(scenario())
+    assert seen == [(ADDED, "x"), (ADDED, "y"), (ADDED, "z"), (MODIFIED, "a")] and book == {}

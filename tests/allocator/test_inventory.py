@@ -59,3 +59,13 @@ def test_a_duplicate_attribute_name_is_the_pools_or_the_devices_problem():
     assert parsed.devices[1].problem == 'spec.devices[1].attributes[1].name: duplicate attribute name "x"'
     raw["spec"]["attributes"].append({"name": "m", "stringValue": "2"})
     assert parse_pool(raw).problem == 'spec.attributes[1].name: duplicate attribute name "m"'
+
+
+def test_equal_amounts_parse_once_and_a_bad_one_is_named_every_time():
+    resources = [{"name": "memory", "capacity": "40Gi", "blockSize": "1Gi"}]
+    first, second = (parse_pool(pool(name, [device("a", requests={"memory": "9856Mi"})], resources=resources)) for name in ("p", "q"))
+    assert first.counters["memory"] is not second.counters["memory"]  # each pool its own counters ...
+    assert first.counters["memory"] == second.counters["memory"] and first.devices[0].requests == second.devices[0].requests == {"memory": 10 * GI}
+    for name in ("p", "q"):  # ... and an amount that does not parse is no cached answer
+        broken = parse_pool(pool(name, [device("a", requests={"memory": "1K"})], resources=resources))
+        assert broken.devices[0].problem.startswith("spec.devices[0].requests.memory: invalid quantity '1K'")

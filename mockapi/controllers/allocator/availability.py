@@ -44,6 +44,10 @@ class PoolStatusWriter:
 
     def __init__(self, cache, client: Client, *, busy=lambda: False, monotonic=time.monotonic) -> None:
         self.cache, self.client, self.busy, self.monotonic = cache, client, busy, monotonic
+        # nobody reads the written pool back: the in-process client skips parsing it, and its watch
+        # hands the cache an ECHO of the write (the pool, the count) instead of the object to parse
+        # again (Cache.apply_own_status); any other client answers, and watches, as it always does
+        self._unread = getattr(client, "patch_unread", None)
 
     async def run(self) -> None:
         self.cache.touched.update(self.cache.pools)  # the first pass: every pool
@@ -77,7 +81,11 @@ class PoolStatusWriter:
 
     async def _write(self, name: str, value: int) -> None:
         try:
-            await self.client.patch(kinds.POOLS, "", name, {"status": {"availableDevices": value}}, subresource="status")
+            patch = {"status": {"availableDevices": value}}
+            if self._unread is not None:
+                await self._unread(kinds.POOLS, "", name, patch, subresource="status", echo=(name, value))
+            else:
+                await self.client.patch(kinds.POOLS, "", name, patch, subresource="status")
         except errors.StatusError as exc:
             if exc.code != 404:  # gone meanwhile: nothing to do
                 log.warning("could not write the status of DevicePool %s: %s", name, exc)

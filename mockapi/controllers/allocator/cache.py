@@ -122,6 +122,13 @@ class Cache:
         self._invalidate()
         return True
 
+    def apply_own_status(self, name: str, value: int) -> None:
+        """The echo of the status writer's own write (``status.availableDevices`` = ``value``),
+        where its MODIFIED event was in the stream: what :meth:`apply_pool` does with that event —
+        a status write changes neither the spec nor the generation — without the object to parse."""
+        self.pool_status[name] = value
+        self.touched.add(name)
+
     def apply_node(self, event_type: str, obj: dict) -> bool:
         """Nodes matter by their existence and ``spec.unschedulable`` only."""
         name = obj["metadata"]["name"]

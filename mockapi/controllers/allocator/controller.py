@@ -23,7 +23,7 @@ import logging
 import time
 
 from mockapi import clock as clocks, errors
-from mockapi.client import ADDED, DELETED, MODIFIED, SYNCED, Client, Kind
+from mockapi.client import ADDED, DELETED, ECHO, MODIFIED, SYNCED, Client, Kind
 from mockapi.controllers import gate as gates
 from mockapi.controllers.allocator import kinds, score
 from mockapi.controllers.allocator.availability import PoolStatusWriter
@@ -141,6 +141,9 @@ class Allocator:
 
     # ---------------------------------------------------------------- handlers
     def _on_pool(self, event_type: str, obj: dict) -> None:
+        if event_type == ECHO:  # the status writer's own write (PoolStatusWriter): obj is (pool, count)
+            self.cache.apply_own_status(*obj)
+            return
         if self.cache.apply_pool(event_type, obj):
             self.queue.wake(kinds.POOLS_CHANGED)
             self._tell("DevicePool", event_type, obj)

@@ -246,6 +246,14 @@ def _requests(pool: PoolInfo, raw: dict, path: str) -> dict[str, int]:
 
 def _quantity(value: Any, path: str) -> quantities.Quantity:
     try:
-        return quantities.parse(value)
+        return _shared_quantity(value) if type(value) in (str, int) else quantities.parse(value)
     except quantities.QuantityError as exc:
         raise _Problem(f"{path}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared_quantity(value: str | int) -> quantities.Quantity:
+    """Pools repeat their amounts (every device of a model requests the same): each text parsed
+    once (a quarter of a pool's parse went to them). Quantities are frozen, so sharing is safe;
+    a text that does not parse raises each time (errors are not cached)."""
+    return quantities.parse(value)
