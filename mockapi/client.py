@@ -12,8 +12,9 @@ reason and message. :meth:`Client.watch` is an informer's event source: it lists
 event per object and one SYNCED event, then the changes; it resumes after disconnects and, when the
 server answers 410 Gone (or the local watcher fell behind), relists and yields the difference, so a
 consumer's view never misses an event. In process, a writer that announces its write
-(:meth:`LocalClient.patch_unread` with ``echo``) gets an ECHO event in that write's place on its
-own client's watch, so it need not parse what it wrote (the allocator's pool counts).
+(:meth:`LocalClient.patch_unread` with ``echo``) gets an ECHO event in that write's place on the
+watches of its own client that asked for echoes (``watch(..., echoes=True)``), so it need not parse
+what it wrote (the allocator's pool counts); every other watch sees the write's MODIFIED event.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class WatchEvent:
 class Client(Protocol):
     async def get(self, kind: Kind, namespace: str, name: str) -> dict: ...
     async def list(self, kind: Kind, namespace: str = "") -> tuple[list[dict], str]: ...
-    def watch(self, kind: Kind, namespace: str = "") -> AsyncIterator[WatchEvent]: ...
+    def watch(self, kind: Kind, namespace: str = "", *, echoes: bool = False) -> AsyncIterator[WatchEvent]: ...
     async def create(self, kind: Kind, obj: dict) -> dict: ...
     async def update(self, kind: Kind, obj: dict) -> dict: ...
     async def update_status(self, kind: Kind, obj: dict) -> dict: ...
@@ -301,7 +302,8 @@ class LocalClient:
         self._sink = event_sink(registry) if defer_events else None
         self._options, self._rest = options, rest
         self._guard = None
-        self._echoes: dict[Kind, dict[int, list]] = {}  # kind → line length → [(line, key, rv, echo)]
+        # the books of the watches that asked for echoes, per kind: line length → [(line, key, rv, echo)]
+        self._echoes: dict[Kind, list[dict[int, list]]] = {}
         if identity is not None and (authorizer is not None or audit is not None):
             from mockapi.auth.identities import Guard
 
@@ -367,9 +369,10 @@ class LocalClient:
         ``echo`` (not None): this client's watch of ``kind`` yields ``WatchEvent(ECHO, echo)`` in
         place of the write's MODIFIED event, at its place in the stream, without parsing it — for a
         writer whose handler knows what its own write changed (the allocator: one pool's status,
-        never its spec). Only a write that changed the object has an event to replace; only one
-        watch of ``kind`` per client sees echoes (the allocator's informer). A watch that falls
-        behind relists, and the write comes back as the relist's MODIFIED, as before."""
+        never its spec). Only a write that changed the object has an event to replace, and only the
+        watches of this client that asked for echoes (``watch(..., echoes=True)``: the allocator's
+        pool informer) see it; any other watch gets the MODIFIED event. A watch that falls behind
+        relists, and the write comes back as the relist's MODIFIED, as before."""
         if self._guard is not None:
             await self.patch(kind, namespace, name, patch, subresource=subresource)
             return
@@ -380,15 +383,16 @@ class LocalClient:
             self._expect_echo(kind, (namespace, name), written.raw, echo)
 
     def _expect_echo(self, kind: Kind, key: tuple[str, str], raw: bytes, echo) -> None:
-        if raw.count(_RV_KEY) != 1:
-            return  # metadata's resourceVersion not the only one (an odd annotation): parsed as any event
+        books = self._echoes.get(kind)
+        if not books or raw.count(_RV_KEY) != 1:
+            return  # no watch asked; or metadata's resourceVersion not the only one (an odd annotation): parsed as any event
         start = raw.index(_RV_KEY) + len(_RV_KEY)
         rv = raw[start:raw.index(b'"', start)].decode()
-        book = self._echoes.setdefault(kind, {})
-        if sum(map(len, book.values())) >= MAX_ECHOES:  # echoes nobody watched for: forget them (parsed as any event)
-            book.clear()
         line = event_line(MODIFIED, raw)
-        book.setdefault(len(line), []).append((line, key, rv, echo))
+        for book in books:
+            if sum(map(len, book.values())) >= MAX_ECHOES:  # echoes a stalled watch never took: forget them (parsed as any event)
+                book.clear()
+            book.setdefault(len(line), []).append((line, key, rv, echo))
 
     async def delete(self, kind: Kind, namespace: str, name: str, *, propagation_policy: str = "", grace_period_seconds: int | None = None) -> None:
         rt = self._rt(kind)
@@ -420,41 +424,48 @@ class LocalClient:
             return
         self.registry.bind(rt, namespace, name, body, self._write_options())
 
-    async def watch(self, kind: Kind, namespace: str = "") -> AsyncIterator[WatchEvent]:
+    async def watch(self, kind: Kind, namespace: str = "", *, echoes: bool = False) -> AsyncIterator[WatchEvent]:
+        """``echoes``: this client's announced writes of ``kind`` come as ECHO events (:meth:`patch_unread`)."""
         view, synced = _View(), False
-        echoes = self._echoes.setdefault(kind, {})
-        while True:
-            rt = self._rt(kind)
-            if self._guard is not None:
-                self._guard.check("list", rt, namespace)
-            page = self.registry.list(rt, namespace, self._options.ListOptions())
-            echoes.clear()  # the list has every write announced so far (list and watch below are one step)
-            for event in view.relist([stored.load() for stored in page.items]):
-                yield event
-            if not synced:
-                synced = True
-                yield WatchEvent(SYNCED, None)
-            if self._guard is not None:
-                self._guard.check("watch", rt, namespace)
-            watcher = self.registry.watch(rt, namespace, self._options.ListOptions(resource_version=str(page.resource_version)))
-            try:
-                while not watcher.closed and not watcher.overflowed:
-                    if not watcher.pending:
-                        await watcher.wakeup.wait()
-                    lines, watcher.pending = watcher.pending, []  # Watcher.take, without joining the lines
-                    watcher.wakeup.clear()
-                    for chunk in lines:
-                        if echoes and (echo := _echo_of(echoes, chunk)) is not None:
-                            line, key, rv, payload = echo
-                            view.known[key] = (rv, kind.api_version, kind.kind)
-                            yield WatchEvent(ECHO, payload)
-                            continue
-                        for raw in _parsed(chunk):
-                            event = WatchEvent(raw["type"], raw["object"])
-                            view.track(event)
-                            yield event
-            finally:
-                self.registry.stop_watch(watcher)
+        book: dict[int, list] = {}  # the writes announced to this watch (only when it asked for echoes)
+        if echoes:
+            self._echoes.setdefault(kind, []).append(book)
+        try:
+            while True:
+                rt = self._rt(kind)
+                if self._guard is not None:
+                    self._guard.check("list", rt, namespace)
+                page = self.registry.list(rt, namespace, self._options.ListOptions())
+                book.clear()  # the list has every write announced so far (list and watch below are one step)
+                for event in view.relist([stored.load() for stored in page.items]):
+                    yield event
+                if not synced:
+                    synced = True
+                    yield WatchEvent(SYNCED, None)
+                if self._guard is not None:
+                    self._guard.check("watch", rt, namespace)
+                watcher = self.registry.watch(rt, namespace, self._options.ListOptions(resource_version=str(page.resource_version)))
+                try:
+                    while not watcher.closed and not watcher.overflowed:
+                        if not watcher.pending:
+                            await watcher.wakeup.wait()
+                        lines, watcher.pending = watcher.pending, []  # Watcher.take, without joining the lines
+                        watcher.wakeup.clear()
+                        for chunk in lines:
+                            if book and (echo := _echo_of(book, chunk)) is not None:
+                                line, key, rv, payload = echo
+                                view.known[key] = (rv, kind.api_version, kind.kind)
+                                yield WatchEvent(ECHO, payload)
+                                continue
+                            for raw in _parsed(chunk):
+                                event = WatchEvent(raw["type"], raw["object"])
+                                view.track(event)
+                                yield event
+                finally:
+                    self.registry.stop_watch(watcher)
+        finally:
+            if echoes:
+                self._echoes[kind].remove(book)
 
 
 # ===================================================================== any API server
@@ -607,7 +618,8 @@ class KubeClient:
         await self._request("POST", path, body=binding(name, uid, node_name))
 
     # ---------------------------------------------------------------- watch
-    async def watch(self, kind: Kind, namespace: str = "") -> AsyncIterator[WatchEvent]:
+    async def watch(self, kind: Kind, namespace: str = "", *, echoes: bool = False) -> AsyncIterator[WatchEvent]:
+        """``echoes``: none come over HTTP (only an in-process client announces its writes)."""
         view, synced = _View(), False
         while True:
             items, rv = await self.list(kind, namespace)

@@ -73,7 +73,7 @@ class ReadOnly:
     async def list(self, kind: Kind, namespace: str = "") -> tuple[list[dict], str]:
         return await self.client.list(kind, namespace)
 
-    def watch(self, kind: Kind, namespace: str = ""):
+    def watch(self, kind: Kind, namespace: str = "", *, echoes: bool = False):
         raise RuntimeError("a dry run does not watch")
 
     async def _refuse(self, *args, **kwargs):

@@ -19,11 +19,14 @@ RETRY_WATCH = 1.0
 Handler = Callable[[str, dict], None]
 
 
-async def inform(client: Client, kind: Kind, handle: Handler, synced: Callable[[Kind], None], log: logging.Logger, *, retry: float = RETRY_WATCH) -> None:
-    """Watch ``kind`` until cancelled, handing each event to ``handle``."""
+async def inform(
+    client: Client, kind: Kind, handle: Handler, synced: Callable[[Kind], None], log: logging.Logger, *, retry: float = RETRY_WATCH, echoes: bool = False
+) -> None:
+    """Watch ``kind`` until cancelled, handing each event to ``handle`` (``echoes``: the client's
+    announced writes too, as ECHO events: ``LocalClient.patch_unread``)."""
     while True:
         try:
-            async for event in client.watch(kind):
+            async for event in client.watch(kind, echoes=True) if echoes else client.watch(kind):
                 if event.type == SYNCED:
                     synced(kind)
                 else:

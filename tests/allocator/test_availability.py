@@ -53,7 +53,7 @@ def test_the_in_process_writer_does_not_read_its_writes_back():
     async def scenario():
         client = LocalClient(app_.build(Settings(allocator=False, scheduler=False)).registry)
         await client.create(kinds.POOLS, pool("p", 2))
-        stream = client.watch(kinds.POOLS)
+        stream = client.watch(kinds.POOLS, echoes=True)
         first = await anext(stream)
         assert (await anext(stream)).type == "SYNCED"
         cache, twin = Cache(), Cache()

@@ -114,20 +114,26 @@ def test_an_announced_write_comes_back_as_its_echo_in_its_place_and_only_once():
     async def scenario():
         client = LocalClient(app_.build(Settings()).registry)
         await client.create(CONFIGMAPS, config_map("a"))
-        stream = client.watch(CONFIGMAPS, "default")
-        assert [(await anext(stream)).type for _ in range(2)] == [ADDED, SYNCED]
+        stream = client.watch(CONFIGMAPS, "default", echoes=True)
+        plain = client.watch(CONFIGMAPS, "default")  # another watch of the kind on the same client, not asking
+        for each in (stream, plain):
+            assert [(await anext(each)).type for _ in range(2)] == [ADDED, SYNCED]
         await client.create(CONFIGMAPS, config_map("b"))
         await client.patch_unread(CONFIGMAPS, "default", "a", {"data": {"v": "2"}}, echo="mine")
         await client.patch_unread(CONFIGMAPS, "default", "a", {"data": {"v": "2"}}, echo="no-op")  # changes nothing: no event, no echo
         await client.patch(CONFIGMAPS, "default", "a", {"data": {"v": "3"}})
         seen = [await anext(stream) for _ in range(3)]
-        leftover = sum(map(len, client._echoes[CONFIGMAPS].values()))
+        seen_plain = [await anext(plain) for _ in range(3)]
+        leftover = sum(len(v) for book in client._echoes[CONFIGMAPS] for v in book.values())
         await stream.aclose()
-        return seen, leftover
+        await plain.aclose()
+        return seen, seen_plain, leftover, client._echoes[CONFIGMAPS]
 
-    seen, leftover = asyncio.run(scenario())
+    seen, seen_plain, leftover, books = asyncio.run(scenario())
     assert [(e.type, e.object if e.type == ECHO else e.object["metadata"]["name"]) for e in seen] == [(ADDED, "b"), (ECHO, "mine"), (MODIFIED, "a")]
     assert seen[2].object["data"] == {"v": "3"} and leftover == 0
+    assert [(e.type, e.object["metadata"]["name"], e.object["data"]) for e in seen_plain[1:]] == [(MODIFIED, "a", {"v": "2"}), (MODIFIED, "a", {"v": "3"})]
+    assert books == []  # a closed watch's book goes with it
 
 
 def test_an_echo_the_watch_lost_comes_back_as_the_relists_object():
@@ -135,8 +141,9 @@ def test_an_echo_the_watch_lost_comes_back_as_the_relists_object():
         server = app_.build(Settings(watcher_buffer=2))
         client = LocalClient(server.registry)
         await client.create(CONFIGMAPS, config_map("a"))
-        stream = client.watch(CONFIGMAPS, "default")
+        stream = client.watch(CONFIGMAPS, "default", echoes=True)
         assert [(await anext(stream)).type for _ in range(2)] == [ADDED, SYNCED]
+        [book] = client._echoes[CONFIGMAPS]
         await client.create(CONFIGMAPS, config_map("w"))
         assert (await anext(stream)).object["metadata"]["name"] == "w"  # the watcher is live and waiting
         await client.patch_unread(CONFIGMAPS, "default", "a", {"data": {"v": "2"}}, echo="mine")
@@ -144,7 +151,7 @@ def test_an_echo_the_watch_lost_comes_back_as_the_relists_object():
             await client.create(CONFIGMAPS, config_map(name))
         seen = [await anext(stream) for _ in range(4)]
         await stream.aclose()
-        return sorted((e.type, e.object["metadata"]["name"]) for e in seen), client._echoes[CONFIGMAPS]
+        return sorted((e.type, e.object["metadata"]["name"]) for e in seen), book
 
     seen, book = asyncio.run(scenario())
     assert seen == [(ADDED, "x"), (ADDED, "y"), (ADDED, "z"), (MODIFIED, "a")] and book == {}

@@ -69,7 +69,7 @@ class FakeClient:
     async def list(self, kind: Kind, namespace: str = "") -> tuple[list[dict], str]:
         return [copy.deepcopy(o) for (ns, _), o in sorted(self.objects.get(kind, {}).items()) if not namespace or ns == namespace], "1"
 
-    async def watch(self, kind: Kind, namespace: str = ""):
+    async def watch(self, kind: Kind, namespace: str = "", *, echoes: bool = False):  # announces no writes: no echoes
         queue: asyncio.Queue = asyncio.Queue()
         for obj in (await self.list(kind, namespace))[0]:
             queue.put_nowait(WatchEvent(ADDED, obj))

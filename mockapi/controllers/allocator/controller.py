@@ -118,7 +118,7 @@ class Allocator:
             else:
                 handle(event_type, obj)
 
-        await informer.inform(self.client, kind, take, self._mark_synced, log)
+        await informer.inform(self.client, kind, take, self._mark_synced, log, echoes=kind == kinds.POOLS)  # PoolStatusWriter's echoes
 
     def _mark_synced(self, kind: Kind) -> None:
         self._pending_sync.discard(kind)
