@@ -35,10 +35,9 @@ from typing import Any
 
 import orjson
 
-from mockapi import errors
 from mockapi.schema.compiled import _EMPTY, _INT64_MAX, _INT64_MIN, _Node
-from mockapi.schema.prune import _TYPE_META_KEYS, _default_value, _Run, _visit, _visit_type_meta, _walk_object
-from mockapi.schema.validate import _invalid, _too_many, _validate, canonical
+from mockapi.schema.prune import _TYPE_META_KEYS, _default_value, _Run, _visit, _visit_type_meta, _walk_object, finish_object
+from mockapi.schema.validate import _invalid, _validate, canonical, list_bounds
 
 _MISSING = object()
 _EXACT_SCALARS = (str, bool, int)  # equal and of the same type: the same JSON
@@ -114,19 +113,8 @@ def walk_changed_object(node: _Node, obj: dict, old: dict, path: str, run: _Run,
                 nulls.append(key)
         elif kind not in child.quick or (kind is int and not _INT64_MIN <= value <= _INT64_MAX):
             _validate(child, value, f"{path}.{key}" if path else f"{key}", errs)
-    if unknown:
-        for key in unknown:
-            del obj[key]
-            run.unknown.append(f"{path}.{key}" if path else f"{key}")
-    if nulls:
-        for key in nulls:
-            del obj[key]
-    for key, child in node.defaulted:
-        if key not in obj:
-            obj[key] = _default_value(child, f"{path}.{key}" if path else key, run, errs)
-    for key in node.required:
-        if key not in obj:
-            errs.append(errors.FieldError("required", f"{path}.{key}" if path else key))
+    if unknown or nulls or node.defaulted or node.required:
+        finish_object(node, obj, path, run, unknown, nulls, errs)
 
 
 def _visit_changed(node: _Node, value: Any, old: Any, path: str, run: _Run, keep: bool, errs: list) -> None:
@@ -151,13 +139,7 @@ def _walk_changed_list(node: _Node, items: list, old: list, path: str, run: _Run
         child = _EMPTY
     if child is not None:
         _walk_changed_items(child, items, old, node.list_map_keys, path, run, keep, errs)
-    count = len(items)
-    if node.min_items is not None and count < node.min_items:
-        errs.append(_invalid(path, count, f"{path} in body should have at least {node.min_items} items"))
-    if node.max_items is not None and count > node.max_items:
-        errs.append(_too_many(path, count, node.max_items))
-    if node.unique_items and len({canonical(item) for item in items}) != count:
-        errs.append(_invalid(path, "", f"{path} in body shouldn't contain duplicates"))
+    list_bounds(node, items, path, errs)
 
 
 def _walk_changed_items(child: _Node, items: list, old: list, keys: tuple[str, ...], path: str, run: _Run, keep: bool,

@@ -19,7 +19,7 @@ from typing import Any
 from mockapi import errors
 from mockapi.schema import meta
 from mockapi.schema.compiled import _EMPTY, _INT64_MAX, _INT64_MIN, _Node
-from mockapi.schema.validate import _invalid, _join, _skippable, _too_many, _validate, canonical
+from mockapi.schema.validate import _invalid, _join, _skippable, _validate, list_bounds
 
 _TYPE_META_KEYS = frozenset({"apiVersion", "kind", "metadata"})
 
@@ -114,6 +114,13 @@ def _walk_object(node: _Node, obj: dict, path: str, run: _Run, keep: bool, errs:
                 nulls.append(key)
         elif kind not in child.quick or (kind is int and not _INT64_MIN <= value <= _INT64_MAX):
             _validate(child, value, f"{path}.{key}" if path else f"{key}", errs)
+    if unknown or nulls or node.defaulted or node.required:
+        finish_object(node, obj, path, run, unknown, nulls, errs)
+
+
+def finish_object(node: _Node, obj: dict, path: str, run: _Run, unknown: list | None, nulls: list | None, errs: list) -> None:
+    """An object's own steps once its fields are walked: unknown fields pruned, nulls dropped,
+    missing fields defaulted, required fields checked."""
     if unknown:
         for key in unknown:
             del obj[key]
@@ -149,13 +156,7 @@ def _walk_list(node: _Node, items: list, path: str, run: _Run, keep: bool, errs:
         child = _EMPTY  # kube's prune(v, nil): objects in here lose every field
     if child is not None:
         _walk_items(child, items, path, run, keep, errs)
-    count = len(items)
-    if node.min_items is not None and count < node.min_items:
-        errs.append(_invalid(path, count, f"{path} in body should have at least {node.min_items} items"))
-    if node.max_items is not None and count > node.max_items:
-        errs.append(_too_many(path, count, node.max_items))
-    if node.unique_items and len({canonical(item) for item in items}) != count:
-        errs.append(_invalid(path, "", f"{path} in body shouldn't contain duplicates"))
+    list_bounds(node, items, path, errs)
 
 
 def _walk_items(child: _Node, items: list, path: str, run: _Run, keep: bool, errs: list) -> None:

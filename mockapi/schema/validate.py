@@ -227,6 +227,17 @@ def _check_multiple_of(factor: int | float, value: int | float, kind: type, path
         errs.append(_invalid(path, value, f"{path} in body should be a multiple of {go_float(factor)}"))
 
 
+def list_bounds(node: _Node, items: list, path: str, errs: list) -> None:
+    """A list's own checks, over the whole list: minItems, maxItems, uniqueItems."""
+    count = len(items)
+    if node.min_items is not None and count < node.min_items:
+        errs.append(_invalid(path, count, f"{path} in body should have at least {node.min_items} items"))
+    if node.max_items is not None and count > node.max_items:
+        errs.append(_too_many(path, count, node.max_items))
+    if node.unique_items and len({canonical(item) for item in items}) != count:
+        errs.append(_invalid(path, "", f"{path} in body shouldn't contain duplicates"))
+
+
 def _validate_list(node: _Node, items: list, path: str, errs: list) -> None:
     child = node.items
     if child is not None and child.quick is not _ALL_KINDS:
@@ -237,13 +248,7 @@ def _validate_list(node: _Node, items: list, path: str, errs: list) -> None:
                 _validate_object(child, item, f"{path}[{i}]", errs)
             elif kind not in quick or (kind is int and not _INT64_MIN <= item <= _INT64_MAX):
                 _validate(child, item, f"{path}[{i}]", errs)
-    count = len(items)
-    if node.min_items is not None and count < node.min_items:
-        errs.append(_invalid(path, count, f"{path} in body should have at least {node.min_items} items"))
-    if node.max_items is not None and count > node.max_items:
-        errs.append(_too_many(path, count, node.max_items))
-    if node.unique_items and len({canonical(item) for item in items}) != count:
-        errs.append(_invalid(path, "", f"{path} in body shouldn't contain duplicates"))
+    list_bounds(node, items, path, errs)
 
 
 def _validate_object(node: _Node, obj: dict, path: str, errs: list) -> None:
