@@ -18,6 +18,7 @@ from mockapi.fieldmanager import fieldset, managed, typed
 from mockapi.fieldmanager.schematype import MAP, OBJECT_META, root_type, shape
 from mockapi.fieldmanager.typed import ABSENT, NOTHING, TypedError, equal
 from mockapi.registry.loads import ManagedFieldsLoads
+from tests.test_fieldmanager import build, paths_strategy
 
 GV = "example.com/v1"
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -292,21 +293,7 @@ def _compared_metadata(a, b):
 
 # -- field sets -------------------------------------------------------------------------------
 
-paths = st.sets(st.lists(st.sampled_from(["f:a", "f:b", 'k:{"n":1}', 'v:"x"', "i:2"]), min_size=1, max_size=3).map(tuple), max_size=8)
-
-
-def build(members):
-    out = {}
-    for path in members:
-        node = fieldset.LEAF
-        for pe in reversed(path[1:]):
-            node = {pe: node}
-        out = fieldset.union(out, {path[0]: node})
-    return out
-
-
-@SETTINGS
-@given(paths, paths)
+@given(paths_strategy, paths_strategy)
 def test_covers_is_exactly_a_union_that_changes_nothing(a, b):
     sa, sb = build(a), build(b)
     for x, y in ((sa, sb), (sa, fieldset.intersection(sa, sb)), (fieldset.union(sa, sb), sb), (sa, sa), ({}, sb), (sa, {})):

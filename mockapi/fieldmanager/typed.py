@@ -235,13 +235,7 @@ def _compare_metadata(lv: dict, rv: dict, added: dict, modified: dict, removed: 
     try:
         for key in changed:
             pe = "f:" + key
-            a, m, r = compare(fields.get(key) or elem, lv.get(key, ABSENT), rv.get(key, ABSENT))
-            if a is not None:
-                out_a[pe] = a
-            if m is not None:
-                out_m[pe] = m
-            if r is not None:
-                out_r[pe] = r
+            _record(compare(fields.get(key) or elem, lv.get(key, ABSENT), rv.get(key, ABSENT)), pe, out_a, out_m, out_r)
     except TypedError as exc:
         raise exc.within(_prefix(pe)).within(_prefix("f:metadata")) from None
     if out_a:
@@ -335,24 +329,12 @@ def _compare_maps(t: TypeNode, lhs: Any, rhs: Any, added: dict, modified: dict, 
             rv = right.get(key, ABSENT)
             if rv is ABSENT or not (lv is rv or (lv == rv if lv.__class__ is rv.__class__ else equal(lv, rv))):
                 pe = "f:" + key
-                a, m, r = compare(fields.get(key) or elem, lv, rv)
-                if a is not None:
-                    added[pe] = a
-                if m is not None:
-                    modified[pe] = m
-                if r is not None:
-                    removed[pe] = r
+                _record(compare(fields.get(key) or elem, lv, rv), pe, added, modified, removed)
         if not right.keys() <= left.keys():  # keys only on the right
             for key, rv in right.items():
                 if key not in left:
                     pe = "f:" + key
-                    a, m, r = compare(fields.get(key) or elem, ABSENT, rv)
-                    if a is not None:
-                        added[pe] = a
-                    if m is not None:
-                        modified[pe] = m
-                    if r is not None:
-                        removed[pe] = r
+                    _record(compare(fields.get(key) or elem, ABSENT, rv), pe, added, modified, removed)
     except TypedError as exc:
         raise exc.within(_prefix(pe)) from None
 
@@ -366,22 +348,10 @@ def _compare_lists(t: TypeNode, lhs: Any, rhs: Any, added: dict, modified: dict,
         for pe in right_order:
             lv, rv = left.get(pe, ABSENT), right[pe]
             if lv is ABSENT or not (lv is rv or (lv == rv if lv.__class__ is rv.__class__ else equal(lv, rv))):
-                a, m, r = compare(elem, lv, rv)
-                if a is not None:
-                    added[pe] = a
-                if m is not None:
-                    modified[pe] = m
-                if r is not None:
-                    removed[pe] = r
+                _record(compare(elem, lv, rv), pe, added, modified, removed)
         for pe in left_order:
             if pe not in right:
-                a, m, r = compare(elem, left[pe], ABSENT)
-                if a is not None:
-                    added[pe] = a
-                if m is not None:
-                    modified[pe] = m
-                if r is not None:
-                    removed[pe] = r
+                _record(compare(elem, left[pe], ABSENT), pe, added, modified, removed)
     except TypedError as exc:
         raise exc.within(_prefix(pe)) from None
 

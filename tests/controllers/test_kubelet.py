@@ -484,13 +484,18 @@ def test_cpu_memory_and_extended_resources_are_admitted_against_what_earlier_pod
     run(scenario)
 
 
+async def two_running_pods(client) -> None:
+    """node-a, room for two pods, and p1 and p2 running on it."""
+    await client.create(NODES, node("node-a", capacity={"cpu": "4", "memory": "8Gi", "pods": "2"}))
+    await client.create(PODS, pod("p1"))
+    await client.create(PODS, pod("p2"))
+    await running_pod(client, "p1")
+    await running_pod(client, "p2")
+
+
 def test_pods_are_admitted_again_in_creation_order_when_the_nodes_allocatable_shrinks():
     async def scenario(client, kubelet):
-        await client.create(NODES, node("node-a", capacity={"cpu": "4", "memory": "8Gi", "pods": "2"}))
-        await client.create(PODS, pod("p1"))
-        await client.create(PODS, pod("p2"))
-        await running_pod(client, "p1")
-        await running_pod(client, "p2")
+        await two_running_pods(client)
         await client.patch(NODES, "", "node-a", {"status": {"allocatable": {"pods": "1"}}}, subresource="status")
         p2 = await failed_pod(client, "p2")  # created in the same second: by name
         assert p2["status"]["reason"] == "OutOfpods"
@@ -503,11 +508,7 @@ def test_pods_are_admitted_again_in_creation_order_when_the_nodes_allocatable_sh
 
 def test_a_node_created_again_before_its_pods_are_collected_admits_them_again():
     async def scenario(client, kubelet):
-        await client.create(NODES, node("node-a", capacity={"cpu": "4", "memory": "8Gi", "pods": "2"}))
-        await client.create(PODS, pod("p1"))
-        await client.create(PODS, pod("p2"))
-        await running_pod(client, "p1")
-        await running_pod(client, "p2")
+        await two_running_pods(client)
         await client.delete(NODES, "", "node-a")
         await client.create(NODES, node("node-a", capacity={"cpu": "4", "memory": "8Gi", "pods": "1"}))  # before the pod GC looks
         assert (await failed_pod(client, "p2"))["status"]["reason"] == "OutOfpods"
