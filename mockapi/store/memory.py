@@ -252,7 +252,7 @@ class Store:
         if name in bucket.objects:
             raise errors.already_exists(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
-        kept = self._pack(resource, stored)
+        kept = self._pack(resource, stored, self._rv)
         bucket.put(name, kept)
         bucket.stamp = self._rv
         self._settle(Event(ADDED, resource, stored, None, self._rv), kept)
@@ -265,7 +265,7 @@ class Store:
         if prev is None:
             raise errors.not_found(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
-        kept = self._pack(resource, stored)
+        kept = self._pack(resource, stored, self._rv)
         bucket = self._buckets[resource][namespace]
         bucket.objects[name] = kept  # there already: the sorted names stand
         bucket.stamp = self._rv
@@ -283,7 +283,7 @@ class Store:
         bucket = self._buckets[resource][namespace]
         bucket.remove(name)
         bucket.stamp = self._rv
-        self._settle(Event(DELETED, resource, stored, prev, self._rv), self._pack(resource, stored))
+        self._settle(Event(DELETED, resource, stored, prev, self._rv), self._pack(resource, stored, self._rv))
         return stored
 
     def restore(self, resource: Hashable, raw: bytes, rv: int, namespace: str, name: str, *, labels: dict | None, fields: tuple | None) -> None:
@@ -295,7 +295,7 @@ class Store:
         stored = Stored.compact(raw, rv, name, self._scope(namespace, self._labels(labels)), fields)
         untrack(stored)
         bucket = self._bucket(resource, namespace)
-        bucket.put(name, self._pack(resource, stored))
+        bucket.put(name, self._pack(resource, stored, rv))
         bucket.stamp = rv  # (unique per object version: restores come before any reader)
 
     def resume(self, rv: int) -> None:
@@ -329,9 +329,10 @@ class Store:
         untrack(stored)  # immutable values only: the cyclic collector never needs to walk it
         return stored
 
-    def _pack(self, resource: Hashable, stored: Stored) -> Stored:
-        """What the store keeps of a plain record: its packed twin, or the record itself when
-        packing is off, the object small, or its packed form not smaller by PACK_MARGIN."""
+    def _pack(self, resource: Hashable, stored: Stored, rv: int) -> Stored:
+        """What the store keeps of a plain record (of resourceVersion ``rv``: Stored.rv would search
+        the bytes): its packed twin, or the record itself when packing is off, the object small, or
+        its packed form not smaller by PACK_MARGIN and an eighth."""
         raw = stored[0]
         size = len(raw)
         if size < PACK_MIN or not self.compression:
@@ -348,7 +349,7 @@ class Store:
                 dictionary, blob = self._missed(resource, stored[2], scoped, raw, dictionary, blob)
         if len(blob) + PACK_MARGIN + (size >> 3) > size:  # not worth a decompress per read
             return stored
-        packed = Packed.pack(blob, dictionary, stored)
+        packed = tuple.__new__(Packed, (blob, stored[1], stored[2], stored[3], rv, dictionary))  # Packed.pack, inline
         untrack(packed)  # immutable values only, as Stored
         return packed
 
