@@ -8,8 +8,8 @@ watch resumes and consistent paginated lists at an older resourceVersion, and an
 with 410 Expired once a version has left the window — kube-apiserver's watch cache, in small.
 
 Each object is kept compressed (:class:`~mockapi.store.watch.Packed`, docs/memory.md): an LZ4 block
-against a dictionary per resource, the bytes of one of its objects, so a 4.6 KB pod takes ~160
-bytes. A write still hands its plain record to the caller and to the watchers; what the store and
+against a dictionary, the bytes of another object of its resource (or of its label set), so a
+4.6 KB pod takes ~140 bytes. A write still hands its plain record to the caller and to the watchers; what the store and
 the history ring keep is the packed twin. ``compression=False`` keeps plain records.
 
 All operations are synchronous: inside the event loop each one is atomic, and fan-out to
@@ -42,9 +42,9 @@ _SHARED_SCOPES_LIMIT = 16_384
 # Packing (docs/memory.md). Below PACK_MIN bytes an object stays plain: the packed record's header,
 # its int resourceVersion and dictionary slot cost more than compression saves. A packed form must
 # save PACK_MARGIN bytes and an eighth of the size, or the object stays plain too (incompressible
-# content: not worth a decompress per read). The first object of
-# a resource of DICTIONARY_MIN bytes or more is its dictionary; after POOR_STREAK writes in a row
-# that packed to more than half their size, the object at hand becomes the next one.
+# content: not worth a decompress per read). The first object of a resource of DICTIONARY_MIN bytes
+# or more is its dictionary; after POOR_STREAK writes in a row that packed to more than half their
+# size, the object at hand becomes the next one.
 PACK_MIN = 256
 PACK_MARGIN = 64
 DICTIONARY_MIN = 512
@@ -164,8 +164,9 @@ class Store:
         # What readers derive from stored objects and keep here, each with the stamp it was derived
         # at (the Priority admission's default class): keyed by the reader, never read by the store.
         self.derived: dict = {}
-        # Keep objects compressed (Packed), against one dictionary per resource. Only the writer's
-        # path (the event loop) changes the table; records refer to their own dictionary.
+        # Keep objects compressed (Packed), against a dictionary per resource, or per label set where
+        # the resource's is unlike them. Only the writer's path (the event loop) changes the tables;
+        # each record refers to its own dictionary.
         self.compression = compression
         self._dictionaries: dict[Hashable, _Dictionary] = {}
         self._scoped: dict[tuple, _Scoped] = {}  # (resource, id(scope)) -> its dictionary

@@ -230,7 +230,8 @@ class Packed(Stored):
 
 class Event:
     """A committed change. ``obj`` is the new state (for DELETED: the last state, at the deletion's
-    resourceVersion); ``prev`` the state before (None for ADDED)."""
+    resourceVersion); ``prev`` the state before (None for ADDED). Watchers get it with the plain
+    record; in the history ring ``obj`` is then the store's packed twin (Store._settle)."""
 
     __slots__ = ("type", "resource", "obj", "prev", "rv", "_lines")
 
