@@ -175,7 +175,7 @@ def build(settings: Settings | None = None, *, clock: clocks.Clock | None = None
     """``authorizer``: a :class:`mockapi.auth.authz.Authorizer` to use instead of the one
     ``settings.authorization_mode`` names (tests); it turns authentication on."""
     settings = settings or Settings()
-    options = {"history_size": settings.history_size, "watcher_buffer": settings.watcher_buffer}
+    options = {"history_size": settings.history_size, "watcher_buffer": settings.watcher_buffer, "compression": settings.store_compression}
     if settings.data_dir is None:  # in memory: nothing of the persistence is imported nor built
         return _build(settings, Store(**options), None, clock=clock, uids=uids, authorizer=authorizer)
     from mockapi import persistence

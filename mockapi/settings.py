@@ -21,6 +21,8 @@ class Settings:
     log_level: str = "info"
     history_size: int = DEFAULT_HISTORY
     watcher_buffer: int = DEFAULT_WATCHER_BUFFER
+    # Keep stored objects LZ4-compressed against a per-resource dictionary (docs/memory.md): ~1/20 of the memory.
+    store_compression: bool = True
     max_body: int = DEFAULT_MAX_BODY
     bookmark_interval: float = 60.0
     min_request_timeout: float = 1800.0

@@ -76,16 +76,19 @@ def served(rt: ResourceType, raw: bytes) -> bytes:
 def served_stored(rt: ResourceType, stored: Stored) -> Stored:
     if not converts(rt):
         return stored
-    raw = _raw_in(stored.raw, rt.api_version, _head(rt.api_version), _converter(rt))
-    return stored if raw is stored.raw else stored._replace(raw=raw)
+    raw = stored.raw  # once: a packed record may decompress on each read
+    served_raw = _raw_in(raw, rt.api_version, _head(rt.api_version), _converter(rt))
+    return stored if served_raw is raw and type(stored) is Stored else stored._replace(raw=served_raw)
 
 
 def served_items(rt: ResourceType, items: list[Stored]) -> list[Stored]:
     if not converts(rt):
         return items
     head = _head(rt.api_version)
-    if all(stored.raw.startswith(head) for stored in items):
-        return items  # all stored in the version asked for: the common case
+    if all(type(stored) is Stored and stored.raw.startswith(head) for stored in items):
+        return items  # all stored plain in the version asked for
+    # Packed records (the store's) may decompress on each read of .raw: read each once, and hand
+    # plain records on (the caller reads their bytes again)
     api_version, convert = rt.api_version, _converter(rt)
     return [stored._replace(raw=_raw_in(stored.raw, api_version, head, convert)) for stored in items]
 

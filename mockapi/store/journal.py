@@ -280,8 +280,8 @@ class Journal:
         upserts = []
         for key, (rv_of, s) in merged.items():
             if s is not None:
-                labels, fields = _json(s.labels), _json(s.fields)
-                upserts.append((*key, rv_of, s.raw, labels, fields, _crc(s.raw, labels, fields)))
+                raw, labels, fields = s.raw, _json(s.labels), _json(s.fields)  # the bytes once (a Packed record's decompress)
+                upserts.append((*key, rv_of, raw, labels, fields, _crc(raw, labels, fields)))
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:

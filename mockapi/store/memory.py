@@ -7,6 +7,11 @@ write appends an :class:`Event` (with the previous state) to a bounded history r
 watch resumes and consistent paginated lists at an older resourceVersion, and answers "too old"
 with 410 Expired once a version has left the window — kube-apiserver's watch cache, in small.
 
+Each object is kept compressed (:class:`~mockapi.store.watch.Packed`, docs/memory.md): an LZ4 block
+against a dictionary, the bytes of another object of its resource (or of its label set), so a
+4.6 KB pod takes ~140 bytes. A write still hands its plain record to the caller and to the watchers; what the store and
+the history ring keep is the packed twin. ``compression=False`` keeps plain records.
+
 All operations are synchronous: inside the event loop each one is atomic, and fan-out to
 watchers never awaits, so a slow watcher cannot block a writer.
 """
@@ -18,10 +23,11 @@ import sys
 from collections import deque
 from typing import Callable, Hashable, Iterable, Iterator
 
+import lz4.block
 import orjson
 
 from mockapi import errors
-from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Predicate, Stored, Watcher, untrack
+from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Packed, Predicate, Stored, Watcher, untrack
 
 FieldIndexer = Callable[[dict], "tuple[str, ...] | None"]
 
@@ -33,6 +39,22 @@ DEFAULT_WATCHER_BUFFER = 10_000
 _SHARED_LABELS_LIMIT = 16_384
 _SHARED_FIELDS_LIMIT = 4096
 _SHARED_SCOPES_LIMIT = 16_384
+# Packing (docs/memory.md). Below PACK_MIN bytes an object stays plain: the packed record's header,
+# its int resourceVersion and dictionary slot cost more than compression saves. A packed form must
+# save PACK_MARGIN bytes and an eighth of the size, or the object stays plain too (incompressible
+# content: not worth a decompress per read). The first object of a resource of DICTIONARY_MIN bytes
+# or more is its dictionary; after POOR_STREAK writes in a row that packed to more than half their
+# size, the object at hand becomes the next one.
+PACK_MIN = 256
+PACK_MARGIN = 64
+DICTIONARY_MIN = 512
+POOR_STREAK = 32
+# Objects of one (namespace, labels) scope (pods of one ReplicaSet) are alike: after SCOPE_MISSES of
+# them packed to more than an eighth of their size against the resource's dictionary, the next one
+# becomes their scope's own (once per scope; at most _SCOPED_LIMIT scopes tracked, then anew).
+SCOPE_MISSES = 4
+_SCOPED_LIMIT = 1024
+_compress = lz4.block.compress  # stateless: the store's dictionaries are plain bytes
 
 
 def _compact(obj: dict) -> bytes:
@@ -104,8 +126,30 @@ class _Bucket:
         return self._sorted
 
 
+class _Dictionary:
+    """The bytes a resource's objects are compressed against, and how many writes in a row packed poorly."""
+
+    __slots__ = ("raw", "poor")
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+        self.poor = 0
+
+
+class _Scoped:
+    """A scope's dictionary (None until it has one) and its objects' misses with the resource's.
+    Holds the scope, so that its id (the key) is not reused while the entry lives."""
+
+    __slots__ = ("scope", "raw", "misses")
+
+    def __init__(self, scope: tuple) -> None:
+        self.scope = scope
+        self.raw: bytes | None = None
+        self.misses = 0
+
+
 class Store:
-    def __init__(self, *, history_size: int = DEFAULT_HISTORY, watcher_buffer: int = DEFAULT_WATCHER_BUFFER) -> None:
+    def __init__(self, *, history_size: int = DEFAULT_HISTORY, watcher_buffer: int = DEFAULT_WATCHER_BUFFER, compression: bool = True) -> None:
         self._rv = 0
         self._buckets: dict[Hashable, dict[str, _Bucket]] = {}
         self._history: deque[Event] = deque(maxlen=history_size)
@@ -120,6 +164,12 @@ class Store:
         # What readers derive from stored objects and keep here, each with the stamp it was derived
         # at (the Priority admission's default class): keyed by the reader, never read by the store.
         self.derived: dict = {}
+        # Keep objects compressed (Packed), against a dictionary per resource, or per label set where
+        # the resource's is unlike them. Only the writer's path (the event loop) changes the tables;
+        # each record refers to its own dictionary.
+        self.compression = compression
+        self._dictionaries: dict[Hashable, _Dictionary] = {}
+        self._scoped: dict[tuple, _Scoped] = {}  # (resource, id(scope)) -> its dictionary
 
     # ------------------------------------------------------------------ reads
     @property
@@ -203,9 +253,10 @@ class Store:
         if name in bucket.objects:
             raise errors.already_exists(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
-        bucket.put(name, stored)
+        kept = self._pack(resource, stored, self._rv)
+        bucket.put(name, kept)
         bucket.stamp = self._rv
-        self._emit(Event(ADDED, resource, stored, None, self._rv))
+        self._settle(Event(ADDED, resource, stored, None, self._rv), kept)
         return stored
 
     def update(self, resource: Hashable, obj: dict, *, fields: FieldIndexer | None = None) -> Stored:
@@ -215,10 +266,11 @@ class Store:
         if prev is None:
             raise errors.not_found(_gr(resource), name)
         stored = self._commit(resource, obj, fields)
+        kept = self._pack(resource, stored, self._rv)
         bucket = self._buckets[resource][namespace]
-        bucket.objects[name] = stored  # there already: the sorted names stand
+        bucket.objects[name] = kept  # there already: the sorted names stand
         bucket.stamp = self._rv
-        self._emit(Event(MODIFIED, resource, stored, prev, self._rv))
+        self._settle(Event(MODIFIED, resource, stored, prev, self._rv), kept)
         return stored
 
     def delete(self, resource: Hashable, namespace: str, name: str, *, final: dict | None = None) -> Stored:
@@ -232,7 +284,7 @@ class Store:
         bucket = self._buckets[resource][namespace]
         bucket.remove(name)
         bucket.stamp = self._rv
-        self._emit(Event(DELETED, resource, stored, prev, self._rv))
+        self._settle(Event(DELETED, resource, stored, prev, self._rv), self._pack(resource, stored, self._rv))
         return stored
 
     def restore(self, resource: Hashable, raw: bytes, rv: int, namespace: str, name: str, *, labels: dict | None, fields: tuple | None) -> None:
@@ -244,7 +296,7 @@ class Store:
         stored = Stored.compact(raw, rv, name, self._scope(namespace, self._labels(labels)), fields)
         untrack(stored)
         bucket = self._bucket(resource, namespace)
-        bucket.put(name, stored)
+        bucket.put(name, self._pack(resource, stored, rv))
         bucket.stamp = rv  # (unique per object version: restores come before any reader)
 
     def resume(self, rv: int) -> None:
@@ -259,6 +311,8 @@ class Store:
         victims = list(self.iterate(resource))
         deleted = [self.delete(resource, s.namespace, s.name) for s in victims]
         self._buckets.pop(resource, None)
+        self._dictionaries.pop(resource, None)
+        self._scoped = {key: entry for key, entry in self._scoped.items() if key[0] != resource}
         return deleted
 
     def _commit(self, resource, obj: dict, fields: FieldIndexer | None, *, labels=None, field_values=None) -> Stored:
@@ -275,6 +329,70 @@ class Store:
         stored = Stored.compact(_compact(obj), self._rv, meta["name"], scope, field_values)
         untrack(stored)  # immutable values only: the cyclic collector never needs to walk it
         return stored
+
+    def _pack(self, resource: Hashable, stored: Stored, rv: int) -> Stored:
+        """What the store keeps of a plain record (of resourceVersion ``rv``: Stored.rv would search
+        the bytes): its packed twin, or the record itself when packing is off, the object small, or
+        its packed form not smaller by PACK_MARGIN and an eighth."""
+        raw = stored[0]
+        size = len(raw)
+        if size < PACK_MIN or not self.compression:
+            return stored
+        scoped = self._scoped.get((resource, id(stored[2])))
+        if scoped is not None and scoped.raw is not None:
+            dictionary = scoped.raw
+            blob = _compress(raw, dict=dictionary)
+        else:
+            dictionary, blob = self._pack_with_resource(resource, raw, size)
+            if dictionary is None:
+                return stored
+            if len(blob) > size >> 3 and size >= DICTIONARY_MIN:
+                dictionary, blob = self._missed(resource, stored[2], scoped, raw, dictionary, blob)
+        if len(blob) + PACK_MARGIN + (size >> 3) > size:  # not worth a decompress per read
+            return stored
+        packed = tuple.__new__(Packed, (blob, stored[1], stored[2], stored[3], rv, dictionary))  # Packed.pack, inline
+        untrack(packed)  # immutable values only, as Stored
+        return packed
+
+    def _pack_with_resource(self, resource: Hashable, raw: bytes, size: int) -> tuple[bytes | None, bytes]:
+        """``raw`` compressed against the resource's dictionary (the dictionary too; None: there is none yet)."""
+        dictionary = self._dictionaries.get(resource)
+        if dictionary is None:
+            if size < DICTIONARY_MIN:
+                return None, b""
+            dictionary = self._dictionaries[resource] = _Dictionary(raw)
+        blob = _compress(raw, dict=dictionary.raw)
+        if len(blob) * 2 <= size:
+            dictionary.poor = 0
+        else:
+            dictionary.poor += 1
+            if dictionary.poor >= POOR_STREAK and size >= DICTIONARY_MIN:
+                # the resource's objects no longer look like the dictionary: this one is the next
+                dictionary = self._dictionaries[resource] = _Dictionary(raw)
+                blob = _compress(raw, dict=raw)
+        return dictionary.raw, blob
+
+    def _missed(self, resource: Hashable, scope: tuple, scoped: _Scoped | None, raw: bytes, dictionary: bytes, blob: bytes) -> tuple[bytes, bytes]:
+        """An object of ``scope`` that the resource's dictionary packed to more than an eighth: the
+        scope's SCOPE_MISSES-th becomes its dictionary (what to pack it against, and its blob)."""
+        if scoped is None:
+            if len(self._scoped) >= _SCOPED_LIMIT:
+                self._scoped.clear()
+            scoped = self._scoped[(resource, id(scope))] = _Scoped(scope)
+        scoped.misses += 1
+        if scoped.misses < SCOPE_MISSES or dictionary is raw:
+            return dictionary, blob
+        scoped.raw = raw
+        return raw, _compress(raw, dict=raw)
+
+    def _settle(self, event: Event, kept: Stored) -> None:
+        """Emit ``event`` (its plain record: watchers' lines are built from the plain bytes), then
+        let the history refer to the packed twin the store keeps, and forget the lines built, which
+        hold the plain bytes (a watch resume builds them again)."""
+        self._emit(event)
+        if kept is not event.obj:
+            event.obj = kept
+            event._lines = None
 
     def _labels(self, labels: dict | None) -> dict | None:
         """The labels kept beside an object: one dict per distinct label set (None for none)."""
