@@ -29,7 +29,7 @@ from mockapi.registry import strategy as strategies
 from mockapi.registry.cluster import Cluster, ServiceRanges
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
 from mockapi.registry.types import TypeRegistry
-from mockapi.registry.verdicts import Verdicts
+from mockapi.registry.verdicts import Verdict, Verdicts
 from mockapi.schema import meta as meta_rules
 from mockapi.schema import structural
 from mockapi.store import Store, Stored, Watcher
@@ -378,7 +378,7 @@ class Registry:
         if key is not None and clean and not settled:
             self.verdicts.remember(rt, key, obj)  # before admission and field ownership change it
         if not applied:
-            self._track_fields(rt, None, obj, opts, subresource="")
+            self._track_fields(rt, None, obj, opts, subresource="", verdict=verdict)
         namespaces.admit(self.cluster, rt, obj)
         strategy.admit(self.cluster, obj)
         _canonicalize(obj)
@@ -554,11 +554,14 @@ class Registry:
         obj = self._apply(rt, None, document, namespace, name, opts)
         return self.create(rt, namespace, obj, opts, applied=True)
 
-    def _track_fields(self, rt: ResourceType, old: dict | None, new: dict, opts: WriteOptions, *, subresource: str) -> None:
-        """Record which manager owns which fields after a create, update or non-apply patch."""
+    def _track_fields(self, rt: ResourceType, old: dict | None, new: dict, opts: WriteOptions, *, subresource: str, verdict: Verdict | None = None) -> None:
+        """Record which manager owns which fields after a create, update or non-apply patch.
+        ``verdict``: the one a create took, whose fields ``new`` has (their set is the verdict's)."""
+        ignore = _untracked(rt, new, subresource)
+        own = verdict.own_fields(fieldmanager.root_type(rt.schema), ignore, new) if verdict is not None else None
         managed = fieldmanager.update(
             rt.schema, old, new, manager=opts.field_manager or "unknown", now=self.now(),
-            api_version=rt.api_version, subresource=subresource, ignore=_untracked(rt, new, subresource),
+            api_version=rt.api_version, subresource=subresource, ignore=ignore, own_fields=own,
         )
         if managed:
             new["metadata"]["managedFields"] = managed
