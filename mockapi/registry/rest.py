@@ -455,7 +455,10 @@ class Registry:
             else:
                 meta.pop(key, None)
         meta["resourceVersion"] = old_meta["resourceVersion"]
-        obj = self._prepare(rt, strategy.prepare_for_update, obj, old, subresource=subresource)
+        if subresource == "status" and type(strategy).prepare_for_update is _BASE_PREPARE_FOR_UPDATE and self._shares_untouched(rt, old):
+            obj = strategies.status_only_sharing(obj, old)  # the base's status write, spec not copied
+        else:
+            obj = self._prepare(rt, strategy.prepare_for_update, obj, old, subresource=subresource)
         meta = obj["metadata"]
         if strategy.tracks_generation and _generation_content(rt, obj) != _generation_content(rt, old):
             meta["generation"] = old_meta.get("generation", 0) + 1
@@ -791,6 +794,7 @@ def _propagation_finalizers(finalizers: list[str], policy: str) -> list[str]:
 
 
 _UPDATE_HOOKS = ("prepare_for_update", "check_requester", "before_store", "after_store")
+_BASE_PREPARE_FOR_UPDATE = strategies.Strategy.prepare_for_update
 
 
 @functools.cache
