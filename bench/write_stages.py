@@ -67,6 +67,7 @@ STAGES = [
     ("kind", "mockapi.registry.pods", "PodStrategy", "prepare_for_update"),
     ("kind", "mockapi.registry.devices", "DeviceConstraintsStrategy", "validate"),
     ("kind", "mockapi.registry.strategy", "Strategy", "prepare_for_update"),
+    ("kind", "mockapi.registry.strategy", None, "status_only_sharing"),
     ("verdict", "mockapi.registry.verdicts", "Verdicts", "key"),
     ("verdict", "mockapi.registry.verdicts", "Verdicts", "take"),
     ("verdict", "mockapi.registry.verdicts", "Verdicts", "remember"),
