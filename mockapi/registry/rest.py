@@ -917,15 +917,18 @@ _FIELD_SET_EXTRA = 5  # metadata, managedFields, the entry, fieldsV1's root, and
 
 def _metadata_within(obj: dict, limit: int) -> bool:
     """Whether the object's metadata without managedFields nests less than ``limit`` levels
-    (screened by its brackets; False when it cannot tell)."""
+    (False when it is not an object). Walked, not encoded: its values are mostly strings and a
+    few flat maps and lists (labels, annotations, owners, finalizers), two or three levels in all,
+    and the walk stops at the bound."""
     meta = obj.get("metadata")
     if type(meta) is not dict:
         return False
-    try:
-        encoded = orjson.dumps({k: v for k, v in meta.items() if k != "managedFields"})
-    except orjson.JSONEncodeError:
-        return False
-    return encoded.count(b"{") + encoded.count(b"[") < limit
+    budget = limit - 2  # metadata is the first level, each value below it the second
+    for key, value in meta.items():
+        kind = type(value)
+        if (kind is dict or kind is list) and key != "managedFields" and decoding.depth_exceeds(value, budget):
+            return False
+    return True
 
 
 def _within_depth_without_managed_fields(obj: dict, limit: int, unchanged: tuple[str, ...] = ()) -> bool:
