@@ -1,11 +1,13 @@
 """Where a write's time goes, stage by stage, in-process (a profile, not a throughput figure).
 
-    python3 bench/write_stages.py [-n 3000] [--cases create,patch,update,status,create_pool]
+    python3 bench/write_stages.py [-n 3000] [--cases create,patch,update,status,create_pool,pool_status]
     python3 bench/write_stages.py --instructions [--code CHECKOUT ...]   (needs valgrind)
 
 Builds mockapi in this process and drives its ASGI app directly (no sockets, no uvicorn), with the
 bench's fixtures (``bench/api.py``: the ~2 KB Pod, the ~2 KB DevicePool, a DeviceClaim status PUT
-with the resourceVersion a controller read). Each stage is a function of the write path wrapped
+with the resourceVersion a controller read; ``pool_status``: the allocator's write of a DevicePool's
+``status.availableDevices``, a merge patch of ``/status``, the larger half of a DevicePool create
+over HTTP). Each stage is a function of the write path wrapped
 with a timer; a stage's time excludes the stages nested in it, so the columns add up to the whole
 request . Stages:
 
@@ -65,6 +67,7 @@ STAGES = [
     ("kind", "mockapi.registry.pods", "PodStrategy", "prepare_for_update"),
     ("kind", "mockapi.registry.devices", "DeviceConstraintsStrategy", "validate"),
     ("kind", "mockapi.registry.strategy", "Strategy", "prepare_for_update"),
+    ("kind", "mockapi.registry.strategy", None, "status_only_sharing"),
     ("verdict", "mockapi.registry.verdicts", "Verdicts", "key"),
     ("verdict", "mockapi.registry.verdicts", "Verdicts", "take"),
     ("verdict", "mockapi.registry.verdicts", "Verdicts", "remember"),
@@ -177,6 +180,7 @@ class Driver:
             self.request("POST", GROUP + "/namespaces/bs/deviceclaims", orjson.dumps(api.make_claim("c-%04d" % i, "bs")))
         claims = orjson.loads(self.request("GET", GROUP + "/namespaces/bs/deviceclaims"))["items"]
         self.rvs = {c["metadata"]["name"]: c["metadata"]["resourceVersion"] for c in claims}
+        self.pools_made = False  # the pool_status case's 1,000 pools, made at its first request
 
     def request(self, method: str, path: str, body: bytes = b"", content_type: bytes = b"application/json") -> bytes:
         return self.loop.run_until_complete(self._request(method, path, body, content_type))
@@ -211,6 +215,13 @@ class Driver:
         elif case == "update":
             name = b"p-%04d" % (i % 1000)
             self.request("PUT", "/api/v1/namespaces/bp/pods/" + name.decode(), self.update.replace(b"__NAME__", name).replace(b"__FLIP__", b"u%d" % i))
+        elif case == "pool_status":
+            if not self.pools_made:
+                for n in range(1000):
+                    self.request("POST", GROUP + "/devicepools", self.pool.replace(b"__NAME__", b"sp-%04d" % n))
+                self.pools_made = True
+            self.request("PATCH", GROUP + "/devicepools/sp-%04d/status" % (i % 1000), b'{"status":{"availableDevices":%d}}' % (i % 7),
+                         b"application/merge-patch+json")  # a new count on every pass (1000 % 7 != 0)
         elif case == "status":
             name = "c-%04d" % (i % 1000)
             body = self.status.replace(b"__NAME__", name.encode()).replace(b"__FLIP__", b"s%d" % i).replace(b"__RV__", self.rvs[name].encode())
@@ -243,7 +254,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=2000, help="requests per batch")
     parser.add_argument("--repeat", type=int, default=3, help="batches per case (the best is shown)")
-    parser.add_argument("--cases", default="create,create_pool,patch,update,status")
+    parser.add_argument("--cases", default="create,create_pool,patch,update,status,pool_status")
     parser.add_argument("--instructions", action="store_true",
                         help="count CPU instructions per request under valgrind's callgrind instead (steady on a busy machine)")
     parser.add_argument("--code", action="append", default=[], metavar="DIR",
@@ -281,7 +292,7 @@ def main(argv=None) -> int:
 
 # The cases that cycle through the 1,000 set-up objects: warmed up past one pass, so that every
 # object has been written once already (a label added on the first pass is changed after it).
-_CYCLING = ("patch", "update", "status")
+_CYCLING = ("patch", "update", "status", "pool_status")
 
 
 def _instructions(args) -> int:

@@ -6,6 +6,7 @@ Wall-clock time and random UUIDs are the defaults users get; tests pass a :class
 
 from __future__ import annotations
 
+import binascii
 import itertools
 import math
 import os
@@ -56,12 +57,48 @@ UIDGenerator = Callable[[], str]
 
 
 def random_uid() -> str:
-    """A random (version 4) UUID in its canonical text, as ``str(uuid.uuid4())`` at a third of the cost."""
-    b = bytearray(os.urandom(16))
-    b[6] = (b[6] & 0x0F) | 0x40
-    b[8] = (b[8] & 0x3F) | 0x80
-    h = b.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    """A random (version 4) UUID in its canonical text, as ``str(uuid.uuid4())``: one of a block of
+    them made from one ``os.urandom`` call (a getrandom syscall per UUID costs more than the rest
+    of it on a VM), at a quarter of the cost of making one alone. Safe across threads: each text
+    sits in one list only, taken by an atomic ``pop``; a forked child drops its parent's."""
+    try:
+        return _uids.pop()
+    except IndexError:
+        return _refill()
+
+
+UIDS_PER_BLOCK = 256  # 4 KiB of randomness per syscall
+_uids: list[str] = []
+_HEX = b"0123456789abcdef"
+_VARIANT = bytes.maketrans(_HEX, bytes(_HEX[(i & 3) | 8] for i in range(16)))  # RFC 4122: 10xx
+# (place in the 37 characters of a UUID and its separator, place in its 32 hex digits) of each
+# digit drawn at random: all but the version (place 14, always 4) and the variant (19, 10xx).
+_DIGITS = list(zip([*range(8), *range(9, 13), *range(15, 18), *range(20, 23), *range(24, 36)],
+                   [*range(8), *range(8, 12), *range(13, 16), *range(17, 20), *range(20, 32)]))
+
+
+def _refill() -> str:
+    block = uid_block(UIDS_PER_BLOCK)
+    uid = block.pop()
+    _uids.extend(block)  # threads refilling at once each add their own block: no text twice
+    return uid
+
+
+def uid_block(n: int) -> list[str]:
+    """``n`` random version 4 UUIDs from one ``os.urandom(16 * n)``, laid out by strided copies
+    (C loops, not one format per UUID). Each UUID keeps 122 random bits, as ``uuid.uuid4()``:
+    the version digit replaces four of them and the variant digit keeps two of its four."""
+    hexed = binascii.hexlify(os.urandom(16 * n))
+    out = bytearray(b"-" * (37 * n))
+    for place, digit in _DIGITS:
+        out[place::37] = hexed[digit::32]
+    out[14::37] = b"4" * n
+    out[19::37] = hexed[16::32].translate(_VARIANT)
+    out[36::37] = b" " * n
+    return out.decode("ascii").split()
+
+
+os.register_at_fork(after_in_child=_uids.clear)  # a child never hands out its parent's UUIDs
 
 
 class SequentialUIDs:

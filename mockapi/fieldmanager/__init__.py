@@ -67,6 +67,7 @@ def update(
     api_version: str,
     subresource: str = "",
     ignore: Iterable[str] = (),
+    own_fields: dict | None = None,
 ) -> list[dict]:
     """The ``managedFields`` to store with ``new`` after a create (``old`` None), update or patch by
     ``manager``. Fields that changed or appeared become ``manager``'s (its Update entry for this
@@ -75,6 +76,9 @@ def update(
     non-empty (clients may edit them), ``[]`` or ``[{}]`` resets them, and an object stored
     without managedFields stays untracked until it is applied to. An empty list means: store no
     managedFields. The result may share entries with ``old``; treat it as read-only.
+
+    ``own_fields`` (a create only): ``typed.added_fields`` of ``new`` with this schema and
+    ``ignore``, when the caller knows it (a create verdict's, registry/verdicts.py).
     """
     ignore = tuple(ignore)
     managers, stored = _live_or_new(old, new, subresource=subresource)
@@ -82,7 +86,7 @@ def update(
         return []  # untracked objects stay untracked until the first apply (skipnonapplied.go)
     try:
         if old is None:
-            added, modified, removed = added_object(root_type(schema), new, ignore), {}, {}
+            added, modified, removed = added_object(root_type(schema), new, ignore, own=own_fields), {}, {}
         else:
             added, modified, removed = compare_objects(root_type(schema), old, new, ignore)
     except TypedError:

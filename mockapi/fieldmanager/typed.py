@@ -409,18 +409,45 @@ def _compare_top(root: TypeNode, key: str, lv: Any, rv: Any, added: dict, modifi
     _record(_compare_within(child_type, lv, rv, "f:" + key), "f:" + key, added, modified, removed)
 
 
-def added_object(root: TypeNode, new: dict, ignore: Iterable[str] = ()) -> dict:
+def added_object(root: TypeNode, new: dict, ignore: Iterable[str] = (), *, own: dict | None = None) -> dict:
     """``compare_objects(root, {}, new)[0]`` without comparing: every recorded path of a new
-    object (the create path, where a comparison against nothing is pure overhead)."""
+    object (the create path, where a comparison against nothing is pure overhead).
+
+    ``own``: :func:`added_fields` of ``new`` (with this root and ``ignore``), when the caller
+    has it already — a create whose fields other than metadata are as an earlier create's
+    (registry/verdicts.py); then only metadata's set is made."""
+    if own is None:
+        return _added_top(root, new, ignore, metadata=True)
+    out = dict(own)
+    meta = new.get("metadata", ABSENT)
+    if meta is not ABSENT and "metadata" not in ignore:
+        try:
+            node = _added_metadata(_recorded_meta(meta))
+        except TypedError as exc:
+            raise exc.within(_prefix("f:metadata")) from None
+        if node is not None:
+            out["f:metadata"] = node
+    return sorted_node(out)
+
+
+def added_fields(root: TypeNode, new: dict, ignore: Iterable[str] = ()) -> dict:
+    """The part of :func:`added_object` below the top-level fields other than apiVersion, kind
+    and metadata (``{"f:spec": ..., ...}``): what a create verdict's fields record, whatever the
+    metadata. Read-only: the sets are shared."""
+    return _added_top(root, new, ignore, metadata=False)
+
+
+def _added_top(root: TypeNode, new: dict, ignore: Iterable[str], *, metadata: bool) -> dict:
     out: dict = {}
     for key, value in new.items():
         if key in ignore or key in _TYPE_META:
             continue
         try:
             if key == "metadata":  # compared from {} not from absent: no member marker of its own
-                node = _added_metadata(_recorded_meta(value))
-                if node is not None:
-                    out["f:" + key] = node
+                if metadata:
+                    node = _added_metadata(_recorded_meta(value))
+                    if node is not None:
+                        out["f:" + key] = node
             else:
                 out["f:" + key] = _added_field(root, key, value)
         except TypedError as exc:

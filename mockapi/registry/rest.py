@@ -29,7 +29,7 @@ from mockapi.registry import strategy as strategies
 from mockapi.registry.cluster import Cluster, ServiceRanges
 from mockapi.registry.options import DeleteOptions, ListOptions, WriteOptions, decode_continue, encode_continue, parse_resource_version
 from mockapi.registry.types import TypeRegistry
-from mockapi.registry.verdicts import Verdicts
+from mockapi.registry.verdicts import Verdict, Verdicts
 from mockapi.schema import meta as meta_rules
 from mockapi.schema import structural
 from mockapi.store import Store, Stored, Watcher
@@ -378,7 +378,7 @@ class Registry:
         if key is not None and clean and not settled:
             self.verdicts.remember(rt, key, obj)  # before admission and field ownership change it
         if not applied:
-            self._track_fields(rt, None, obj, opts, subresource="")
+            self._track_fields(rt, None, obj, opts, subresource="", verdict=verdict)
         namespaces.admit(self.cluster, rt, obj)
         strategy.admit(self.cluster, obj)
         _canonicalize(obj)
@@ -455,7 +455,10 @@ class Registry:
             else:
                 meta.pop(key, None)
         meta["resourceVersion"] = old_meta["resourceVersion"]
-        obj = self._prepare(rt, strategy.prepare_for_update, obj, old, subresource=subresource)
+        if subresource == "status" and type(strategy).prepare_for_update is _BASE_PREPARE_FOR_UPDATE and self._shares_untouched(rt, old):
+            obj = strategies.status_only_sharing(obj, old)  # the base's status write, spec not copied
+        else:
+            obj = self._prepare(rt, strategy.prepare_for_update, obj, old, subresource=subresource)
         meta = obj["metadata"]
         if strategy.tracks_generation and _generation_content(rt, obj) != _generation_content(rt, old):
             meta["generation"] = old_meta.get("generation", 0) + 1
@@ -554,11 +557,14 @@ class Registry:
         obj = self._apply(rt, None, document, namespace, name, opts)
         return self.create(rt, namespace, obj, opts, applied=True)
 
-    def _track_fields(self, rt: ResourceType, old: dict | None, new: dict, opts: WriteOptions, *, subresource: str) -> None:
-        """Record which manager owns which fields after a create, update or non-apply patch."""
+    def _track_fields(self, rt: ResourceType, old: dict | None, new: dict, opts: WriteOptions, *, subresource: str, verdict: Verdict | None = None) -> None:
+        """Record which manager owns which fields after a create, update or non-apply patch.
+        ``verdict``: the one a create took, whose fields ``new`` has (their set is the verdict's)."""
+        ignore = _untracked(rt, new, subresource)
+        own = verdict.own_fields(fieldmanager.root_type(rt.schema), ignore, new) if verdict is not None else None
         managed = fieldmanager.update(
             rt.schema, old, new, manager=opts.field_manager or "unknown", now=self.now(),
-            api_version=rt.api_version, subresource=subresource, ignore=_untracked(rt, new, subresource),
+            api_version=rt.api_version, subresource=subresource, ignore=ignore, own_fields=own,
         )
         if managed:
             new["metadata"]["managedFields"] = managed
@@ -788,6 +794,7 @@ def _propagation_finalizers(finalizers: list[str], policy: str) -> list[str]:
 
 
 _UPDATE_HOOKS = ("prepare_for_update", "check_requester", "before_store", "after_store")
+_BASE_PREPARE_FOR_UPDATE = strategies.Strategy.prepare_for_update
 
 
 @functools.cache
@@ -910,15 +917,18 @@ _FIELD_SET_EXTRA = 5  # metadata, managedFields, the entry, fieldsV1's root, and
 
 def _metadata_within(obj: dict, limit: int) -> bool:
     """Whether the object's metadata without managedFields nests less than ``limit`` levels
-    (screened by its brackets; False when it cannot tell)."""
+    (False when it is not an object). Walked, not encoded: its values are mostly strings and a
+    few flat maps and lists (labels, annotations, owners, finalizers), two or three levels in all,
+    and the walk stops at the bound."""
     meta = obj.get("metadata")
     if type(meta) is not dict:
         return False
-    try:
-        encoded = orjson.dumps({k: v for k, v in meta.items() if k != "managedFields"})
-    except orjson.JSONEncodeError:
-        return False
-    return encoded.count(b"{") + encoded.count(b"[") < limit
+    budget = limit - 2  # metadata is the first level, each value below it the second
+    for key, value in meta.items():
+        kind = type(value)
+        if (kind is dict or kind is list) and key != "managedFields" and decoding.depth_exceeds(value, budget):
+            return False
+    return True
 
 
 def _within_depth_without_managed_fields(obj: dict, limit: int, unchanged: tuple[str, ...] = ()) -> bool:

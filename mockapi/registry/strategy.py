@@ -143,6 +143,28 @@ def json_copy(value: Any) -> Any:
     return orjson.loads(orjson.dumps(value))
 
 
+def status_only_sharing(new: dict, old: dict) -> dict:
+    """:func:`_status_only`'s object without its copy of ``old``: every top-level field but
+    metadata and status is ``old``'s own value, shared — for a caller that knows nothing on the
+    write's path changes those in place (``Registry._shares_untouched``). Metadata is a fresh copy
+    (the write sets its system fields) but for its managedFields list; status is ``new``'s."""
+    meta = old.get("metadata")
+    if type(meta) is not dict:
+        return _status_only(new, old)
+    result = dict(old)
+    managed = meta.get("managedFields")
+    if type(managed) is not list:
+        result["metadata"] = json_copy(meta)
+    else:
+        result["metadata"] = json_copy({**meta, "managedFields": []})  # the key keeps its place
+        result["metadata"]["managedFields"] = managed
+    if "status" in new:
+        result["status"] = new["status"]
+    else:
+        result.pop("status", None)
+    return result
+
+
 def _status_only(new: dict, old: dict) -> dict:
     """A /status write changes status and nothing else (apiextensions' statusStrategy). The stored
     managedFields list is kept, not copied: writes replace that list, never change it in place

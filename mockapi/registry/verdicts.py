@@ -13,7 +13,10 @@ validation and the schema's walk of them (:meth:`mockapi.schema.structural.Valid
 
 What depends on anything else stays per request: system fields, ObjectMeta's rules and the
 schema's checks of metadata, the requester's checks, warnings, admission (namespaces,
-ServiceAccounts, priority), field ownership, the depth bound. A verdict remembers only clean
+ServiceAccounts, priority), field ownership, the depth bound. Field ownership is made of two
+parts: metadata's set, per request, and the set of the verdict's fields, which a verdict keeps
+from its first use on (:meth:`Verdict.own_fields`: a function of those fields' JSON and the
+kind's schema, as the field manager's own memo of them is). A verdict remembers only clean
 outcomes, so an error or a warning always comes from the full path, in its order.
 
 A verdict holds bytes and scalars, never a value it hands out: each hit parses its own copy, so a
@@ -29,6 +32,8 @@ from typing import Any
 
 import orjson
 
+from mockapi.fieldmanager import typed
+from mockapi.fieldmanager.schematype import TypeNode
 from mockapi.gvk import ResourceType
 from mockapi.schema import structural
 
@@ -46,13 +51,30 @@ class Verdict:
     parsing ``after`` whole — or None when the create did more than add. Worked out at the first
     use, not when remembered: a create whose fields never come again pays only two encodings."""
 
-    __slots__ = ("rt", "schema", "after", "order", "additions", "tried", "brackets")
+    __slots__ = ("rt", "schema", "after", "order", "additions", "tried", "brackets", "field_set")
 
     def __init__(self, rt: ResourceType, schema: Any, after: bytes, order: tuple[str, ...]) -> None:
         self.rt, self.schema, self.after, self.order = rt, schema, after, order
         self.additions: tuple | None = None
         self.tried = False
         self.brackets = 0  # of ``after``, from the first use on: no field of it nests deeper (the depth bound)
+        self.field_set: tuple | None = None  # (root type, ignored fields, their set or None), once asked for
+
+    def own_fields(self, root: TypeNode, ignore: tuple[str, ...], obj: dict) -> dict | None:
+        """The field set that ``obj``'s fields other than apiVersion, kind and metadata record
+        (``typed.added_fields``) — ``obj`` being a create this verdict settled, so those fields
+        are the verdict's — made at the first ask and kept for the next (under the same root
+        type and ignored fields); None when they cannot be typed (the field manager then finds
+        out itself, as without a verdict)."""
+        kept = self.field_set
+        if kept is not None and kept[0] is root and kept[1] == ignore:
+            return kept[2]
+        try:
+            found = typed.added_fields(root, obj, ignore)
+        except typed.TypedError:
+            found = None
+        self.field_set = (root, ignore, found)
+        return found
 
     def _first_use(self, key: "Key") -> None:
         self.additions, self.tried = _additions(key, self.after, self.order), True

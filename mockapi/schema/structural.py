@@ -30,7 +30,7 @@ from mockapi.schema import meta
 from mockapi.schema.changed import walk_changed_object
 from mockapi.schema.compiled import _compile
 from mockapi.schema.prune import _prune_only, _Run, _walk_object
-from mockapi.schema.validate import _embedded_errors, _list_type_errors, _validate
+from mockapi.schema.validate import _validate, root_embedded_errors, root_list_type_errors
 
 _CACHE_SIZE = 256
 _CLEAN_SIZE = 1024  # remembered clean subtrees per validator, forgotten all at once when full
@@ -71,9 +71,10 @@ class Validator:
         """Prune, default and validate ``obj`` in place (metadata itself is checked by meta.py).
 
         ``unchanged``: top-level fields the caller knows this validator has already pruned,
-        defaulted and passed (an update leaving them as stored): they are not walked again. The
-        checks on the object as a whole (required fields, list types, embedded resources) still
-        see them.
+        defaulted and passed (an update leaving them as stored): they are not walked again, and
+        neither are their list types and embedded resources checked again (each check of a
+        top-level value is a function of that value and the schema alone, and found nothing in
+        it). The checks on the object as a whole (required fields) still see them.
 
         ``stored``: the object an update replaces, when the caller knows this validator admitted
         it: the values of the changed fields that are the same as stored, at any depth, are not
@@ -115,7 +116,7 @@ class Validator:
                 # remembered only from clean outcomes: their list types and embedded resources passed too
                 settled = (*settled, *(key for key, _ in known))
         try:
-            self._walk(obj, run, (*unchanged, *settled) if settled else unchanged, settled, stored)
+            self._walk(obj, run, (*unchanged, *settled) if settled else unchanged, stored)
         except RecursionError:
             run.errors.append(errors.FieldError("invalid", "", "object is nested too deeply to validate"))
         unknown = run.meta_unknown + sorted(run.unknown) + run.embedded_unknown
@@ -139,7 +140,8 @@ class Validator:
                 self._clean.clear()
             self._clean[(key, before)] = None if after == before else _Walked(after)
 
-    def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...], settled: tuple[str, ...] = (), stored: dict | None = None) -> None:
+    def _walk(self, obj: dict, run: _Run, unchanged: tuple[str, ...], stored: dict | None = None) -> None:
+        """The walk and the checks over the object; ``unchanged``: the top-level fields none of them looks at (settled ones included)."""
         root, errs = self._root, run.errors
         if type(stored) is dict:
             if root.direct_object:
@@ -157,12 +159,10 @@ class Validator:
             for key, node in self._name_checks:
                 if key in metadata:
                     _validate(node, metadata[key], f"metadata.{key}", errs)
-        if settled and (root.has_embedded or root.has_list_type):
-            obj = {key: value for key, value in obj.items() if key not in settled}  # a view: the checks only read
         if root.has_embedded:
-            _embedded_errors(root, obj, "", run.embedded_errors, root=True)
+            root_embedded_errors(root, obj, run.embedded_errors, skip=unchanged)
         if root.has_list_type:
-            _list_type_errors(root, obj, "", run.list_errors)
+            root_list_type_errors(root, obj, run.list_errors, skip=unchanged)
 
 
     def _seen_before(self, key: str, before: bytes) -> bool:
