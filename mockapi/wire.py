@@ -5,6 +5,14 @@ from __future__ import annotations
 from mockapi import errors
 
 
+def exact(data: bytes) -> bytes:
+    """``data`` in a bytes object of its own size: for JSON kept beyond the request (a stored
+    object, a memo's key). orjson's result keeps the whole buffer it wrote into, at least 4 KB however
+    short the JSON (a 7-byte ``{"a":0}`` holds 4,097 bytes), so a memo of a few thousand short keys
+    would hold tens of MB. Copy where a value is kept, not where it is only looked up."""
+    return memoryview(data).tobytes()
+
+
 def parse_bool(value: str | None) -> bool:
     """A query boolean as kube-apiserver converts it (apimachinery ``Convert_Slice_string_To_bool``):
     absent, ``0`` or ``false`` in any case is false; anything else, even ``maybe`` or empty, is true.

@@ -23,11 +23,11 @@ BASE_GRAPH = {
     "wire": set(),
     "faults": set(),  # users' fault rules: the control API (http) holds them, the dispatcher consults them
     "cel": {"protobuf", "quantity"},
-    "schema": {"names", "cel", "quantity"},
+    "schema": {"names", "cel", "quantity", "wire"},
     # go_quote (Go's strconv.Quote) lives in schema's Go rendering module; selectors may use that one,
     # no other schema internals.
     "selectors": {"names", "schema.goformat"},
-    "fieldmanager": {"decoding", "schema"},
+    "fieldmanager": {"decoding", "schema", "wire"},
 }
 BASE = set(BASE_GRAPH)
 LAYERS = {

@@ -33,6 +33,7 @@ from mockapi.fieldmanager.schematype import (
     shape,
 )
 from mockapi.schema.goformat import go_json, go_quote
+from mockapi.wire import exact
 
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT"})()
 NOTHING = (None, None, None)
@@ -476,7 +477,7 @@ def _added_field(root: TypeNode, key: str, value: Any) -> dict:
     node = _added(root.field(key)[0], value)
     if len(_ADDED) >= _ADDED_SIZE:
         _ADDED.clear()
-    _ADDED[memo_key] = (root, node)
+    _ADDED[(memo_key[0], key, exact(memo_key[2]))] = (root, node)
     return node
 
 
@@ -498,7 +499,7 @@ def _added_metadata(meta: Any) -> dict | None:
     node = _added(OBJECT_META, meta, member=False)
     if len(_ADDED_META) >= _ADDED_SIZE:
         _ADDED_META.clear()
-    _ADDED_META[memo_key] = node
+    _ADDED_META[exact(memo_key)] = node
     return node
 
 

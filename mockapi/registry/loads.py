@@ -20,6 +20,7 @@ from __future__ import annotations
 import orjson
 
 from mockapi.fieldmanager import managed as managed_entries
+from mockapi.wire import exact
 
 _KEY = b'"managedFields":'
 _PREFIX = 64  # bytes of the value that pick a bucket of candidates
@@ -73,7 +74,7 @@ class ManagedFieldsLoads:
             self._by_prefix.clear()
             self._count = 0
         bucket = self._by_prefix.setdefault(encoded[:_PREFIX], [])
-        bucket.insert(0, (encoded, managed))
+        bucket.insert(0, (exact(encoded), managed))
         managed_entries.share(managed)
         self._count += 1
         if len(bucket) > _PER_PREFIX:

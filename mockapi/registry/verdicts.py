@@ -36,6 +36,7 @@ from mockapi.fieldmanager import typed
 from mockapi.fieldmanager.schematype import TypeNode
 from mockapi.gvk import ResourceType
 from mockapi.schema import structural
+from mockapi.wire import exact
 
 # Values orjson would encode as something else (a datetime as its text, a str subclass, a
 # dataclass) are left to the full path: only what JSON decoding makes is known by its JSON.
@@ -151,11 +152,11 @@ class Verdicts:
             after = orjson.dumps({k: v for k, v in obj.items() if k not in _TYPE_META})
         except orjson.JSONEncodeError:
             return
-        if after == key.fields:
-            after = key.fields  # one copy of what the create left as sent
+        fields = exact(key.fields)
+        after = fields if after == fields else exact(after)  # one copy of what the create left as sent
         if len(self._table) >= self._limit:
             self._table.clear()
-        self._table[key.value()] = Verdict(rt, rt.schema, after, tuple(obj))
+        self._table[(key.order, fields)] = Verdict(rt, rt.schema, after, tuple(obj))
 
 
 def _additions(key: Key, after: bytes, order: tuple[str, ...]) -> tuple | None:

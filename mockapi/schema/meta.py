@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from mockapi import errors
+from mockapi.wire import exact
 from mockapi.names import (  # noqa: F401  (re-exported: the schema layer reads them as meta.*)
     byte_len as _byte_len,
     dns1035_label_errors,
@@ -151,7 +152,7 @@ def _remember_valid(check):
         if len(errs) == found:
             if len(valid) >= _MEMO_SIZE:
                 valid.clear()
-            valid.add(key)
+            valid.add(exact(key))
 
     checked.__wrapped__ = check
     return checked

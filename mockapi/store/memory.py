@@ -27,6 +27,7 @@ import lz4.block
 import orjson
 
 from mockapi import errors
+from mockapi.wire import exact
 from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Packed, Predicate, Stored, Watcher, untrack
 
 FieldIndexer = Callable[[dict], "tuple[str, ...] | None"]
@@ -58,8 +59,7 @@ _compress = lz4.block.compress  # stateless: the store's dictionaries are plain 
 
 
 def _compact(obj: dict) -> bytes:
-    # orjson's result keeps its growth buffer (~2x the size); an exact-size copy halves the memory.
-    return memoryview(orjson.dumps(obj)).tobytes()
+    return exact(orjson.dumps(obj))
 
 
 class _Shared:

@@ -40,6 +40,7 @@ from mockapi.controllers.podclaims import claim_names, claim_sources, controller
 from mockapi.controllers.scheduler import events
 from mockapi.controllers.scheduler.plugins.device_claims import DeviceClaimsPlugin
 from mockapi.controllers.scheduler.status import SUCCESS, error, unresolvable, unschedulable  # noqa: F401
+from mockapi.wire import exact
 
 log = logging.getLogger("mockapi.scheduler.devices")
 CANNOT_ALLOCATE = "cannot allocate all claims"  # kube's DRA Filter reason
@@ -225,7 +226,7 @@ class AllocatorDevices(DeviceClaimsPlugin):
         memo = (spec, cache.inventory_version)
         found = self._rows.get(memo)
         if found is None:
-            found = self._rows[memo] = self._rows_of(claim)
+            found = self._rows[(exact(spec), memo[1])] = self._rows_of(claim)
             if len(self._rows) > MEMO_LIMIT:
                 self._rows.clear()
         if isinstance(found, kinds.Failure):

@@ -42,6 +42,7 @@ from mockapi.controllers.scheduler.nodeinfo import NodeInfo, Snapshot, is_termin
 from mockapi.controllers.scheduler.plugin import CycleState, Plugin, PostFilterResult
 from mockapi.controllers.scheduler.status import Code, Status
 from mockapi.controllers.scheduler.waiting import WaitingPod
+from mockapi.wire import exact
 
 log = logging.getLogger("mockapi.scheduler")
 
@@ -670,7 +671,8 @@ def _spec_signature(state: CycleState, pod: dict) -> bytes:
     from pod to pod of one template (the ServiceAccount admission's ``kube-api-access-<random>``
     volume): with them, pods of one template never shared a verdict."""
     if state.spec_signature is None:
-        state.spec_signature = orjson.dumps(_without_volumes(pod.get("spec") or {}), option=orjson.OPT_SORT_KEYS)
+        # exact: the memos keep it as their key (wire.exact)
+        state.spec_signature = exact(orjson.dumps(_without_volumes(pod.get("spec") or {}), option=orjson.OPT_SORT_KEYS))
     return state.spec_signature
 
 
