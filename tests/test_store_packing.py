@@ -200,3 +200,23 @@ def test_the_flag_turns_compression_off():
     off = cli._settings(parse(["serve", "--no-store-compression"]))
     assert off.store_compression is False
     assert app.build(off).store.compression is False
+
+
+def test_recent_reads_keep_only_what_the_store_holds():
+    """The bytes of recent reads are dropped when the store replaces or deletes the record:
+    create/delete cycles must not leave up to RECENT_BYTES of gone objects behind."""
+    from mockapi.store.watch import recent
+
+    store = Store()
+    store.create(PODS, pod("a"))
+    first = store.get(PODS, "default", "a")
+    assert first.raw and id(first) in recent.entries
+    obj = first.load()
+    obj["metadata"]["labels"] = {"app": "api"}
+    store.update(PODS, obj)
+    assert id(first) not in recent.entries
+    second = store.get(PODS, "default", "a")
+    assert second.raw and id(second) in recent.entries
+    store.delete(PODS, "default", "a")
+    assert id(second) not in recent.entries
+    assert first.raw == first.raw and second.load()["metadata"]["labels"] == {"app": "api"}  # still readable

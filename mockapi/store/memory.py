@@ -28,7 +28,7 @@ import orjson
 
 from mockapi import errors
 from mockapi.wire import exact
-from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Packed, Predicate, Stored, Watcher, untrack
+from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Packed, Predicate, Stored, Watcher, recent, untrack
 
 FieldIndexer = Callable[[dict], "tuple[str, ...] | None"]
 
@@ -270,6 +270,7 @@ class Store:
         bucket = self._buckets[resource][namespace]
         bucket.objects[name] = kept  # there already: the sorted names stand
         bucket.stamp = self._rv
+        recent.forget(prev)
         self._settle(Event(MODIFIED, resource, stored, prev, self._rv), kept)
         return stored
 
@@ -284,6 +285,7 @@ class Store:
         bucket = self._buckets[resource][namespace]
         bucket.remove(name)
         bucket.stamp = self._rv
+        recent.forget(prev)
         self._settle(Event(DELETED, resource, stored, prev, self._rv), self._pack(resource, stored, self._rv))
         return stored
 

@@ -157,6 +157,17 @@ class _Recent:
                 _, gone = entries.pop(next(iter(entries)))
                 self.size -= len(gone)
 
+    def forget(self, record: Stored) -> None:
+        """Drop ``record``'s bytes: the store no longer holds it (replaced or deleted). Only the
+        current objects' bytes are worth keeping; a replaced one is read again only by a watch
+        resume or a list at an older resourceVersion."""
+        if id(record) in self.entries:
+            with self.lock:
+                entry = self.entries.get(id(record))
+                if entry is not None and entry[0] is record:
+                    del self.entries[id(record)]
+                    self.size -= len(entry[1])
+
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()
