@@ -33,7 +33,7 @@ def name_index(obj):
 
 
 def test_a_stored_pod_is_kept_packed_and_reads_back_as_the_plain_record():
-    store = Store()
+    store = Store(plain_writes=0)
     written = store.create(PODS, pod("a", tier="web"), fields=name_index)
     kept = store.get(PODS, "default", "a")
     assert type(written) is Stored and type(kept) is Packed
@@ -45,7 +45,7 @@ def test_a_stored_pod_is_kept_packed_and_reads_back_as_the_plain_record():
 
 
 def test_copy_pickle_and_replace_give_plain_records_of_the_same_version():
-    store = Store()
+    store = Store(plain_writes=0)
     store.create(PODS, pod("a"))
     kept = store.get(PODS, "default", "a")
     for again in (copy.copy(kept), copy.deepcopy(kept), pickle.loads(pickle.dumps(kept))):
@@ -56,14 +56,14 @@ def test_copy_pickle_and_replace_give_plain_records_of_the_same_version():
 
 
 def test_small_objects_stay_plain_and_do_not_make_a_dictionary():
-    store = Store()
+    store = Store(plain_writes=0)
     store.create(CONFIGMAPS, small("a"))
     assert type(store.get(CONFIGMAPS, "default", "a")) is Stored
     assert CONFIGMAPS not in store._dictionaries
 
 
 def test_incompressible_bytes_stay_plain():
-    store = Store()
+    store = Store(plain_writes=0)
     store.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d", "namespace": "default"}, "data": {"x": "y" * 4000}})
     store.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "r", "namespace": "default"},
                               "binaryData": {"x": __import__("base64").b64encode(os.urandom(4000)).decode()}})
@@ -80,7 +80,7 @@ def test_compression_off_keeps_plain_records():
 
 
 def test_the_dictionary_is_replaced_after_a_poor_streak_and_old_records_still_read():
-    store = Store()
+    store = Store(plain_writes=0)
     store.create(PODS, pod("first"))
     first = store._dictionaries[PODS].raw
     old = store.get(PODS, "default", "first")
@@ -97,7 +97,7 @@ def test_the_dictionary_is_replaced_after_a_poor_streak_and_old_records_still_re
 
 
 def test_objects_of_one_label_set_unlike_the_dictionary_get_their_own():
-    store = Store()
+    store = Store(plain_writes=0)
     store.create(PODS, pod("first"))
     first = store._dictionaries[PODS].raw
     unlike = [pod(f"t{i}", extra="z" * 300, image="quay.io/other/thing:9.9", tier="db") for i in range(memory.SCOPE_MISSES + 3)]
@@ -114,7 +114,7 @@ def test_objects_of_one_label_set_unlike_the_dictionary_get_their_own():
 
 
 def test_the_history_refers_to_packed_records_and_watchers_get_the_plain_bytes():
-    store = Store()
+    store = Store(plain_writes=0)
     watcher = store.watch(PODS, since=0)
     written = [store.create(PODS, pod("a")), store.update(PODS, pod("a", extra="1")), store.delete(PODS, "default", "a")]
     events = list(store._history)
@@ -129,7 +129,7 @@ def test_the_history_refers_to_packed_records_and_watchers_get_the_plain_bytes()
 
 
 def test_restore_packs_and_snapshots_read_packed_records():
-    store = Store()
+    store = Store(plain_writes=0)
     raw = orjson.dumps({**pod("a"), "metadata": {**pod("a")["metadata"], "resourceVersion": "7"}})
     store.restore(PODS, raw, 7, "default", "a", labels={"app": "web"}, fields=None)
     kept = store.get(PODS, "default", "a")
@@ -140,7 +140,7 @@ def test_restore_packs_and_snapshots_read_packed_records():
 
 
 def test_drop_resource_forgets_the_dictionary():
-    store = Store()
+    store = Store(plain_writes=0)
     store.create(PODS, pod("a"))
     store.drop_resource(PODS)
     assert PODS not in store._dictionaries
@@ -159,7 +159,9 @@ OPS = st.lists(
 @settings(max_examples=60, deadline=None)
 @given(OPS)
 def test_a_packing_store_reads_byte_identical_to_a_plain_one(ops):
-    stores = [Store(), Store(compression=False)]
+    """Packing at once, and packing the writes older than the last two (young records replaced,
+    deleted, aged out), against plain records."""
+    stores = [Store(plain_writes=0), Store(plain_writes=2), Store(compression=False)]
     watchers = [s.watch(PODS) for s in stores]
     selective = [s.watch(PODS, predicate=lambda stored: (stored.labels or {}).get("app") == "web") for s in stores]
     for op, name, namespace, extra, app, big in ops:
@@ -175,21 +177,47 @@ def test_a_packing_store_reads_byte_identical_to_a_plain_one(ops):
                     outcomes.append(store.delete(PODS, namespace, name).raw)
             except StatusError as exc:
                 outcomes.append(exc.code)
-        assert outcomes[0] == outcomes[1]
-    packed, plain = stores
-    for namespace in (None, "ns1", "ns2"):
-        assert [s.raw for s in packed.iterate(PODS, namespace)] == [s.raw for s in plain.iterate(PODS, namespace)]
-        for rv in range(0, packed.resource_version + 1, 3):
-            assert [s.raw for s in packed.snapshot(PODS, namespace, rv)] == [s.raw for s in plain.snapshot(PODS, namespace, rv)]
+        assert outcomes[0] == outcomes[1] == outcomes[2]
+    *packing, plain = stores
+    for packed in packing:
+        for namespace in (None, "ns1", "ns2"):
+            assert [s.raw for s in packed.iterate(PODS, namespace)] == [s.raw for s in plain.iterate(PODS, namespace)]
+            for rv in range(0, packed.resource_version + 1, 3):
+                assert [s.raw for s in packed.snapshot(PODS, namespace, rv)] == [s.raw for s in plain.snapshot(PODS, namespace, rv)]
+        for name in ("a", "b"):
+            one, other = packed.get(PODS, "ns1", name), plain.get(PODS, "ns1", name)
+            assert (one is None and other is None) or (one.raw == other.raw and one.rv == other.rv and one.labels == other.labels and one.fields == other.fields)
+    lines = [w.take() for w in watchers]
+    assert lines[0] == lines[1] == lines[2]
+    lines = [w.take() for w in selective]
+    assert lines[0] == lines[1] == lines[2]
+    resumed = [s.watch(PODS, since=0, initial=False).take() for s in stores]
+    assert resumed[0] == resumed[1] == resumed[2]
+    initial = [s.watch(PODS, initial=True).take() for s in stores]
+    assert initial[0] == initial[1] == initial[2]
+
+
+def test_the_last_writes_stay_plain_until_they_age_out():
+    store = Store(plain_writes=2)
+    watcher = store.watch(PODS)
     for name in ("a", "b"):
-        one, other = packed.get(PODS, "ns1", name), plain.get(PODS, "ns1", name)
-        assert (one is None and other is None) or (one.raw == other.raw and one.rv == other.rv and one.labels == other.labels and one.fields == other.fields)
-    assert watchers[0].take() == watchers[1].take()
-    assert selective[0].take() == selective[1].take()
-    resumed = [s.watch(PODS, since=0, initial=False) for s in stores]
-    assert resumed[0].take() == resumed[1].take()
-    initial = [s.watch(PODS, initial=True) for s in stores]
-    assert initial[0].take() == initial[1].take()
+        store.create(PODS, pod(name))
+    assert [type(store.get(PODS, "default", n)) for n in ("a", "b")] == [Stored, Stored]
+    obj = store.get(PODS, "default", "a").load()
+    obj["metadata"]["labels"] = {"app": "api"}
+    written = store.update(PODS, obj)  # a young object written again: never packed in between
+    assert store.get(PODS, "default", "a") is written
+    store.create(PODS, pod("c"))  # three young writes: the oldest (b) ages out
+    assert type(store.get(PODS, "default", "b")) is Packed
+    assert [type(store.get(PODS, "default", n)) for n in ("a", "c")] == [Stored, Stored]
+    history = list(store._history)
+    assert type(history[1].obj) is Packed and history[1].obj.name == "b"  # the history refers to the packed twin
+    assert type(history[0].obj) is Stored  # a's first version, replaced while young: kept plain
+    store.delete(PODS, "default", "c")
+    store.create(PODS, pod("d"))
+    assert type(store.get(PODS, "default", "a")) is Packed
+    assert store.get(PODS, "default", "a").raw == written.raw
+    assert len(watcher.take().splitlines()) == 6  # every write reached the watcher once
 
 
 def test_the_flag_turns_compression_off():
@@ -207,7 +235,7 @@ def test_recent_reads_keep_only_what_the_store_holds():
     create/delete cycles must not leave up to RECENT_BYTES of gone objects behind."""
     from mockapi.store.watch import recent
 
-    store = Store()
+    store = Store(plain_writes=0)
     store.create(PODS, pod("a"))
     first = store.get(PODS, "default", "a")
     assert first.raw and id(first) in recent.entries
