@@ -94,7 +94,7 @@ def _settings(args) -> Settings:
         overload["max_connections"] = _default_max_connections()
     return Settings(
         host=args.host, port=args.port, data_dir=args.data_dir, load=args.load if args.load is not None else _env_paths("LOAD"), log_level=args.log_level, history_size=args.watch_history, max_body=args.max_body,
-        store_compression=args.store_compression,
+        store_compression=_env_bool("STORE_COMPRESSION", args.store_compression),
         log_format=args.log_format, allocation_mode=args.allocation_mode, allocation_delay=args.allocation_delay, allocation_jitter=args.allocation_jitter,
         allocator=not args.no_allocator, allocation_policy=args.allocation_policy,
         allocation_budget_steps=args.allocation_budget_steps, allocation_budget_seconds=args.allocation_budget_seconds,
@@ -142,7 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", type=str.lower, choices=LOG_LEVELS, default=_env("LOG_LEVEL", "info"))
     serve.add_argument("--log-format", type=str.lower, choices=logs.FORMATS, default=_env("LOG_FORMAT", "text"), help="text (default) or json: one JSON object per line")
     serve.add_argument("--watch-history", type=_at_least(1), default=_env("WATCH_HISTORY", Settings.history_size), metavar="N", help="watch events kept for resumes (default %(default)s)")
-    serve.add_argument("--store-compression", action=argparse.BooleanOptionalAction, default=_bool(_env("STORE_COMPRESSION", True)), help="keep stored objects compressed in memory (MOCKAPI_STORE_COMPRESSION; default on: a 4.6 KB pod takes ~0.4 KB)")
+    serve.add_argument("--store-compression", action=argparse.BooleanOptionalAction, default=_env("STORE_COMPRESSION", True), help="keep stored objects compressed in memory (MOCKAPI_STORE_COMPRESSION; default on: a 4.6 KB pod takes ~0.4 KB)")
     serve.add_argument("--max-body", type=_at_least(1), default=_env("MAX_BODY", Settings.max_body), metavar="BYTES", help="largest request body accepted (default %(default)s)")
     serve.add_argument("--allocation-mode", type=str.lower, choices=ALLOCATION_MODES, default=_env("ALLOCATION_MODE", "immediate"), help="when the allocator may act on a claim (default immediate)")
     serve.add_argument("--allocation-delay", type=_seconds, default=_env("ALLOCATION_DELAY", Settings.allocation_delay), metavar="SECONDS", help="wait before each allocation attempt in delay mode (default %(default)s)")
@@ -181,6 +181,14 @@ def _auth_options(serve) -> None:
     serve.add_argument("--generate-certs", type=Path, default=_env("GENERATE_CERTS", None), metavar="DIR", help="generate a CA, a serving certificate and an admin client certificate in DIR, serve HTTPS, and write DIR/kubeconfig")
     serve.add_argument("--audit-log-path", default=_env("AUDIT_LOG_PATH", None), metavar="FILE", help="write audit events here, one JSON Event a line ('-': stdout)")
     serve.add_argument("--audit-policy-file", type=Path, default=_env("AUDIT_POLICY_FILE", None), metavar="FILE", help="an audit.k8s.io/v1 Policy (default: Metadata for every request)")
+
+
+def _env_bool(name: str, value) -> bool:
+    """A boolean flag's value: the flag's own (a bool), or ``MOCKAPI_<name>``'s text (its default)."""
+    try:
+        return _bool(value)
+    except argparse.ArgumentTypeError as exc:
+        raise CommandError(f"MOCKAPI_{name}: {exc}", code=2) from None
 
 
 def _bool(text) -> bool:

@@ -230,6 +230,17 @@ def test_the_flag_turns_compression_off():
     assert app.build(off).store.compression is False
 
 
+def test_the_environment_turns_compression_off_and_a_bad_value_is_one_line(monkeypatch, capsys):
+    from mockapi import cli
+
+    monkeypatch.setenv("MOCKAPI_STORE_COMPRESSION", "false")
+    assert cli._settings(cli._parser().parse_args(["serve"])).store_compression is False
+    assert cli._settings(cli._parser().parse_args(["serve", "--store-compression"])).store_compression is True
+    monkeypatch.setenv("MOCKAPI_STORE_COMPRESSION", "maybe")
+    assert cli.main(["serve", "--port", "0"]) == 2
+    assert capsys.readouterr().err == "mockapi serve: MOCKAPI_STORE_COMPRESSION: expected true or false, not 'maybe'\n"
+
+
 def test_recent_reads_keep_only_what_the_store_holds():
     """The bytes of recent reads are dropped when the store replaces or deletes the record:
     create/delete cycles must not leave up to RECENT_BYTES of gone objects behind."""
