@@ -152,17 +152,8 @@ def status_only_sharing(new: dict, old: dict) -> dict:
     if type(meta) is not dict:
         return _status_only(new, old)
     result = dict(old)
-    managed = meta.get("managedFields")
-    if type(managed) is not list:
-        result["metadata"] = json_copy(meta)
-    else:
-        result["metadata"] = json_copy({**meta, "managedFields": []})  # the key keeps its place
-        result["metadata"]["managedFields"] = managed
-    if "status" in new:
-        result["status"] = new["status"]
-    else:
-        result.pop("status", None)
-    return result
+    result["metadata"] = _metadata_copy(meta)
+    return _with_status(result, new)
 
 
 def _status_only(new: dict, old: dict) -> dict:
@@ -170,12 +161,25 @@ def _status_only(new: dict, old: dict) -> dict:
     managedFields list is kept, not copied: writes replace that list, never change it in place
     (registry/loads.py lends one parse of it to many loads)."""
     meta = old.get("metadata")
-    managed = meta.get("managedFields") if type(meta) is dict else None
+    if type(meta) is not dict:
+        return _with_status(json_copy(old), new)
+    result = json_copy({**old, "metadata": None})  # the key keeps its place
+    result["metadata"] = _metadata_copy(meta)
+    return _with_status(result, new)
+
+
+def _metadata_copy(meta: dict) -> dict:
+    """A deep copy of ``meta`` but for its managedFields list, which is kept (never changed in place)."""
+    managed = meta.get("managedFields")
     if type(managed) is not list:
-        result = json_copy(old)
-    else:
-        result = json_copy({**old, "metadata": {**meta, "managedFields": []}})  # the key keeps its place
-        result["metadata"]["managedFields"] = managed
+        return json_copy(meta)
+    copied = json_copy({**meta, "managedFields": []})  # the key keeps its place
+    copied["managedFields"] = managed
+    return copied
+
+
+def _with_status(result: dict, new: dict) -> dict:
+    """``result`` with ``new``'s status (or none, if ``new`` has none)."""
     if "status" in new:
         result["status"] = new["status"]
     else:
