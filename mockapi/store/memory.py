@@ -9,8 +9,9 @@ with 410 Expired once a version has left the window — kube-apiserver's watch c
 
 Each object is kept compressed (:class:`~mockapi.store.watch.Packed`, docs/memory.md): an LZ4 block
 against a dictionary, the bytes of another object of its resource (or of its label set), so a
-4.6 KB pod takes ~140 bytes. A write still hands its plain record to the caller and to the watchers; what the store and
-the history ring keep is the packed twin. ``compression=False`` keeps plain records.
+4.6 KB pod takes ~140 bytes. A write still hands its plain record to the caller and to the
+watchers, and the store keeps it plain while it is among the last PLAIN_WRITES written; then the
+store and the history ring keep the packed twin. ``compression=False`` keeps plain records.
 
 All operations are synchronous: inside the event loop each one is atomic, and fan-out to
 watchers never awaits, so a slow watcher cannot block a writer.
@@ -27,8 +28,8 @@ import lz4.block
 import orjson
 
 from mockapi import errors
-from mockapi.wire import exact
 from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Packed, Predicate, Stored, Watcher, recent, untrack
+from mockapi.wire import exact
 
 FieldIndexer = Callable[[dict], "tuple[str, ...] | None"]
 
@@ -58,9 +59,10 @@ SCOPE_MISSES = 4
 # the ones written, read and watched next, and an object written again while young is never packed.
 # ~4.7 MB of 4.6 KB pods; at 100,000 stored, ~47 B a pod.
 PLAIN_WRITES = 1024
-# Records age out a sixteenth of PLAIN_WRITES at a time: packing one after another keeps LZ4's
-# state and the dictionary in the CPU's caches (one per write cost a create more than its compress).
-AGE_BATCH = 16
+# Records age out AGE_BATCH at a time (a sixteenth of a smaller plain_writes): packing one after
+# another keeps LZ4's state and the dictionary in the CPU's caches (one per write cost a create
+# more than its compress).
+AGE_BATCH = 64
 _SCOPED_LIMIT = 1024
 _compress = lz4.block.compress  # stateless: the store's dictionaries are plain bytes
 
@@ -179,7 +181,7 @@ class Store:
         # The last plain_writes records written stay plain until they age out (_settle): insertion
         # order is age; (resource, namespace, name) -> (its bucket or None, the record, its event).
         self.plain_writes = plain_writes
-        self._age_batch = plain_writes // AGE_BATCH
+        self._age_batch = min(AGE_BATCH, plain_writes // 16)
         self._young: dict[tuple, tuple[_Bucket | None, Stored, Event]] = {}
         self._dictionaries: dict[Hashable, _Dictionary] = {}
         self._scoped: dict[tuple, _Scoped] = {}  # (resource, id(scope)) -> its dictionary
@@ -403,7 +405,7 @@ class Store:
         """Emit ``event`` with its plain record (watchers' lines are built from the plain bytes),
         which the store keeps plain while it is among the last ``plain_writes`` written: an object
         written again soon (a controller's status writes, a patch after a create) is neither
-        packed nor unpacked in between. Then the oldest young record is packed (:meth:`_age`).
+        packed nor unpacked in between. Past the bound by a batch, the oldest are packed (:meth:`_age`).
         ``bucket`` is None for a deletion (its final state is kept by the history only)."""
         self._emit(event)
         stored = event.obj
