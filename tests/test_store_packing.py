@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from mockapi.errors import GroupResource, StatusError
 from mockapi.store import Store, Stored
-from mockapi.store import memory
+from mockapi.store import packing
 from mockapi.store.watch import Packed
 
 PODS = GroupResource("", "pods")
@@ -59,7 +59,7 @@ def test_small_objects_stay_plain_and_do_not_make_a_dictionary():
     store = Store(plain_writes=0)
     store.create(CONFIGMAPS, small("a"))
     assert type(store.get(CONFIGMAPS, "default", "a")) is Stored
-    assert CONFIGMAPS not in store._dictionaries
+    assert CONFIGMAPS not in store._packer.dictionaries
 
 
 def test_incompressible_bytes_stay_plain():
@@ -82,16 +82,16 @@ def test_compression_off_keeps_plain_records():
 def test_the_dictionary_is_replaced_after_a_poor_streak_and_old_records_still_read():
     store = Store(plain_writes=0)
     store.create(PODS, pod("first"))
-    first = store._dictionaries[PODS].raw
+    first = store._packer.dictionaries[PODS].raw
     old = store.get(PODS, "default", "first")
     # objects unlike the dictionary: half of each is random hex
     # (each its own label set: a scope's misses would give the scope its own dictionary first)
-    unlike = [pod(f"u{i}", extra=os.urandom(1500).hex(), image=os.urandom(8).hex(), app=f"u{i}") for i in range(memory.POOR_STREAK)]
+    unlike = [pod(f"u{i}", extra=os.urandom(1500).hex(), image=os.urandom(8).hex(), app=f"u{i}") for i in range(packing.POOR_STREAK)]
     for body in unlike:
         store.create(PODS, body)
-    assert store._dictionaries[PODS].raw is not first
+    assert store._packer.dictionaries[PODS].raw is not first
     assert old.dictionary is first and old.raw == store.get(PODS, "default", "first").raw
-    for i in range(memory.POOR_STREAK):
+    for i in range(packing.POOR_STREAK):
         assert orjson.loads(store.get(PODS, "default", f"u{i}").raw)["metadata"]["name"] == f"u{i}"
     assert store.get(PODS, "default", "first").load()["metadata"]["name"] == "first"
 
@@ -99,17 +99,17 @@ def test_the_dictionary_is_replaced_after_a_poor_streak_and_old_records_still_re
 def test_objects_of_one_label_set_unlike_the_dictionary_get_their_own():
     store = Store(plain_writes=0)
     store.create(PODS, pod("first"))
-    first = store._dictionaries[PODS].raw
-    unlike = [pod(f"t{i}", extra="z" * 300, image="quay.io/other/thing:9.9", tier="db") for i in range(memory.SCOPE_MISSES + 3)]
+    first = store._packer.dictionaries[PODS].raw
+    unlike = [pod(f"t{i}", extra="z" * 300, image="quay.io/other/thing:9.9", tier="db") for i in range(packing.SCOPE_MISSES + 3)]
     for body in unlike:
         body["spec"]["containers"][0]["env"] = [{"name": f"OTHER_{k}", "value": "x" * 40 + str(k)} for k in range(30)]
         store.create(PODS, body)
     kept = [store.get(PODS, "default", f"t{i}") for i in range(len(unlike))]
-    assert all(k.dictionary is first for k in kept[:memory.SCOPE_MISSES - 1])
-    own = kept[memory.SCOPE_MISSES - 1].dictionary
-    assert own is not first and all(k.dictionary is own for k in kept[memory.SCOPE_MISSES:])
-    assert all(len(k.blob) < len(kept[0].blob) for k in kept[memory.SCOPE_MISSES:])
-    assert store._dictionaries[PODS].raw is first  # the resource's stays
+    assert all(k.dictionary is first for k in kept[:packing.SCOPE_MISSES - 1])
+    own = kept[packing.SCOPE_MISSES - 1].dictionary
+    assert own is not first and all(k.dictionary is own for k in kept[packing.SCOPE_MISSES:])
+    assert all(len(k.blob) < len(kept[0].blob) for k in kept[packing.SCOPE_MISSES:])
+    assert store._packer.dictionaries[PODS].raw is first  # the resource's stays
     assert [k.load()["metadata"]["name"] for k in kept] == [f"t{i}" for i in range(len(unlike))]
 
 
@@ -143,7 +143,7 @@ def test_drop_resource_forgets_the_dictionary():
     store = Store(plain_writes=0)
     store.create(PODS, pod("a"))
     store.drop_resource(PODS)
-    assert PODS not in store._dictionaries
+    assert PODS not in store._packer.dictionaries
 
 
 # --- the same operations on a packing store and a plain one: byte-identical reads ---------------

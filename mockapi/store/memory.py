@@ -24,11 +24,11 @@ import sys
 from collections import deque
 from typing import Callable, Hashable, Iterable, Iterator
 
-import lz4.block
 import orjson
 
 from mockapi import errors
-from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Packed, Predicate, Stored, Watcher, recent, untrack
+from mockapi.store.packing import PACK_MIN, Packer
+from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Predicate, Stored, Watcher, recent, untrack
 from mockapi.wire import exact
 
 FieldIndexer = Callable[[dict], "tuple[str, ...] | None"]
@@ -41,20 +41,6 @@ DEFAULT_WATCHER_BUFFER = 10_000
 _SHARED_LABELS_LIMIT = 16_384
 _SHARED_FIELDS_LIMIT = 4096
 _SHARED_SCOPES_LIMIT = 16_384
-# Packing (docs/memory.md). Below PACK_MIN bytes an object stays plain: the packed record's header,
-# its int resourceVersion and dictionary slot cost more than compression saves. A packed form must
-# save PACK_MARGIN bytes and an eighth of the size, or the object stays plain too (incompressible
-# content: not worth a decompress per read). The first object of a resource of DICTIONARY_MIN bytes
-# or more is its dictionary; after POOR_STREAK writes in a row that packed to more than half their
-# size, the object at hand becomes the next one.
-PACK_MIN = 256
-PACK_MARGIN = 64
-DICTIONARY_MIN = 512
-POOR_STREAK = 32
-# Objects of one (namespace, labels) scope (pods of one ReplicaSet) are alike: after SCOPE_MISSES of
-# them packed to more than an eighth of their size against the resource's dictionary, the next one
-# becomes their scope's own (once per scope; at most _SCOPED_LIMIT scopes tracked, then anew).
-SCOPE_MISSES = 4
 # The records of the last PLAIN_WRITES writes stay plain (Store._settle): the objects written now are
 # the ones written, read and watched next, and an object written again while young is never packed.
 # ~4.7 MB of 4.6 KB pods; at 100,000 stored, ~47 B a pod.
@@ -63,8 +49,6 @@ PLAIN_WRITES = 1024
 # another keeps LZ4's state and the dictionary in the CPU's caches (one per write cost a create
 # more than its compress).
 AGE_BATCH = 64
-_SCOPED_LIMIT = 1024
-_compress = lz4.block.compress  # stateless: the store's dictionaries are plain bytes
 
 
 def _compact(obj: dict) -> bytes:
@@ -135,28 +119,6 @@ class _Bucket:
         return self._sorted
 
 
-class _Dictionary:
-    """The bytes a resource's objects are compressed against, and how many writes in a row packed poorly."""
-
-    __slots__ = ("raw", "poor")
-
-    def __init__(self, raw: bytes) -> None:
-        self.raw = raw
-        self.poor = 0
-
-
-class _Scoped:
-    """A scope's dictionary (None until it has one) and its objects' misses with the resource's.
-    Holds the scope, so that its id (the key) is not reused while the entry lives."""
-
-    __slots__ = ("scope", "raw", "misses")
-
-    def __init__(self, scope: tuple) -> None:
-        self.scope = scope
-        self.raw: bytes | None = None
-        self.misses = 0
-
-
 class Store:
     def __init__(self, *, history_size: int = DEFAULT_HISTORY, watcher_buffer: int = DEFAULT_WATCHER_BUFFER, compression: bool = True,
                  plain_writes: int = PLAIN_WRITES) -> None:
@@ -174,17 +136,15 @@ class Store:
         # What readers derive from stored objects and keep here, each with the stamp it was derived
         # at (the Priority admission's default class): keyed by the reader, never read by the store.
         self.derived: dict = {}
-        # Keep objects compressed (Packed), against a dictionary per resource, or per label set where
-        # the resource's is unlike them. Only the writer's path (the event loop) changes the tables;
-        # each record refers to its own dictionary.
+        # Keep objects compressed (Packed, store/packing.py); only the writer's path (the event
+        # loop) packs.
         self.compression = compression
         # The last plain_writes records written stay plain until they age out (_settle): insertion
         # order is age; (resource, namespace, name) -> (its bucket or None, the record, its event).
         self.plain_writes = plain_writes
         self._age_batch = min(AGE_BATCH, plain_writes // 16)
         self._young: dict[tuple, tuple[_Bucket | None, Stored, Event]] = {}
-        self._dictionaries: dict[Hashable, _Dictionary] = {}
-        self._scoped: dict[tuple, _Scoped] = {}  # (resource, id(scope)) -> its dictionary
+        self._packer = Packer() if compression else None
 
     # ------------------------------------------------------------------ reads
     @property
@@ -311,7 +271,7 @@ class Store:
         stored = Stored.compact(raw, rv, name, self._scope(namespace, self._labels(labels)), fields)
         untrack(stored)
         bucket = self._bucket(resource, namespace)
-        bucket.put(name, self._pack(resource, stored, rv))
+        bucket.put(name, self._packer.pack(resource, stored, rv) if self._packer is not None else stored)
         bucket.stamp = rv  # (unique per object version: restores come before any reader)
 
     def resume(self, rv: int) -> None:
@@ -327,8 +287,8 @@ class Store:
         deleted = [self.delete(resource, s.namespace, s.name) for s in victims]
         self._buckets.pop(resource, None)
         self._young = {key: entry for key, entry in self._young.items() if key[0] != resource}
-        self._dictionaries.pop(resource, None)
-        self._scoped = {key: entry for key, entry in self._scoped.items() if key[0] != resource}
+        if self._packer is not None:
+            self._packer.forget(resource)
         return deleted
 
     def _commit(self, resource, obj: dict, fields: FieldIndexer | None, *, labels=None, field_values=None) -> Stored:
@@ -346,61 +306,6 @@ class Store:
         untrack(stored)  # immutable values only: the cyclic collector never needs to walk it
         return stored
 
-    def _pack(self, resource: Hashable, stored: Stored, rv: int) -> Stored:
-        """What the store keeps of a plain record (of resourceVersion ``rv``: Stored.rv would search
-        the bytes): its packed twin, or the record itself when packing is off, the object small, or
-        its packed form not smaller by PACK_MARGIN and an eighth."""
-        raw = stored[0]
-        size = len(raw)
-        if size < PACK_MIN or not self.compression:
-            return stored
-        scoped = self._scoped.get((resource, id(stored[2])))
-        if scoped is not None and scoped.raw is not None:
-            dictionary = scoped.raw
-            blob = _compress(raw, dict=dictionary)
-        else:
-            dictionary, blob = self._pack_with_resource(resource, raw, size)
-            if dictionary is None:
-                return stored
-            if len(blob) > size >> 3 and size >= DICTIONARY_MIN:
-                dictionary, blob = self._missed(resource, stored[2], scoped, raw, dictionary, blob)
-        if len(blob) + PACK_MARGIN + (size >> 3) > size:  # not worth a decompress per read
-            return stored
-        packed = tuple.__new__(Packed, (blob, stored[1], stored[2], stored[3], rv, dictionary))  # Packed.pack, inline
-        untrack(packed)  # immutable values only, as Stored
-        return packed
-
-    def _pack_with_resource(self, resource: Hashable, raw: bytes, size: int) -> tuple[bytes | None, bytes]:
-        """``raw`` compressed against the resource's dictionary (the dictionary too; None: there is none yet)."""
-        dictionary = self._dictionaries.get(resource)
-        if dictionary is None:
-            if size < DICTIONARY_MIN:
-                return None, b""
-            dictionary = self._dictionaries[resource] = _Dictionary(raw)
-        blob = _compress(raw, dict=dictionary.raw)
-        if len(blob) * 2 <= size:
-            dictionary.poor = 0
-        else:
-            dictionary.poor += 1
-            if dictionary.poor >= POOR_STREAK and size >= DICTIONARY_MIN:
-                # the resource's objects no longer look like the dictionary: this one is the next
-                dictionary = self._dictionaries[resource] = _Dictionary(raw)
-                blob = _compress(raw, dict=raw)
-        return dictionary.raw, blob
-
-    def _missed(self, resource: Hashable, scope: tuple, scoped: _Scoped | None, raw: bytes, dictionary: bytes, blob: bytes) -> tuple[bytes, bytes]:
-        """An object of ``scope`` that the resource's dictionary packed to more than an eighth: the
-        scope's SCOPE_MISSES-th becomes its dictionary (what to pack it against, and its blob)."""
-        if scoped is None:
-            if len(self._scoped) >= _SCOPED_LIMIT:
-                self._scoped.clear()
-            scoped = self._scoped[(resource, id(scope))] = _Scoped(scope)
-        scoped.misses += 1
-        if scoped.misses < SCOPE_MISSES or dictionary is raw:
-            return dictionary, blob
-        scoped.raw = raw
-        return raw, _compress(raw, dict=raw)
-
     def _settle(self, event: Event, bucket: _Bucket | None, namespace: str, name: str) -> None:
         """Emit ``event`` with its plain record (watchers' lines are built from the plain bytes),
         which the store keeps plain while it is among the last ``plain_writes`` written: an object
@@ -409,7 +314,7 @@ class Store:
         ``bucket`` is None for a deletion (its final state is kept by the history only)."""
         self._emit(event)
         stored = event.obj
-        if not self.compression or len(stored[0]) < PACK_MIN:
+        if self._packer is None or len(stored[0]) < PACK_MIN:
             return
         young = self._young
         key = (event.resource, namespace, name)
@@ -426,7 +331,7 @@ class Store:
         while len(young) > self.plain_writes:
             key = next(iter(young))
             bucket, stored, event = young.pop(key)
-            kept = self._pack(key[0], stored, event.rv)
+            kept = self._packer.pack(key[0], stored, event.rv)
             if kept is stored:
                 continue
             if bucket is not None and bucket.objects.get(key[2]) is stored:
