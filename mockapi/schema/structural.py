@@ -30,7 +30,7 @@ from mockapi.schema import meta
 from mockapi.schema.changed import walk_changed_object
 from mockapi.schema.compiled import _compile
 from mockapi.schema.prune import _prune_only, _Run, _walk_object
-from mockapi.schema.validate import _validate, root_embedded_errors, root_list_type_errors
+from mockapi.schema.validate import _embedded_errors, _list_type_errors, _validate
 
 _CACHE_SIZE = 256
 _CLEAN_SIZE = 1024  # remembered clean subtrees per validator, forgotten all at once when full
@@ -159,10 +159,13 @@ class Validator:
             for key, node in self._name_checks:
                 if key in metadata:
                     _validate(node, metadata[key], f"metadata.{key}", errs)
-        if root.has_embedded:
-            root_embedded_errors(root, obj, run.embedded_errors, skip=unchanged)
-        if root.has_list_type:
-            root_list_type_errors(root, obj, run.list_errors, skip=unchanged)
+        if root.has_embedded or root.has_list_type:
+            # the fields left as stored were checked when stored (a function of the value alone)
+            changed = {key: value for key, value in obj.items() if key not in unchanged} if unchanged else obj
+            if root.has_embedded:
+                _embedded_errors(root, changed, "", run.embedded_errors, root=True)
+            if root.has_list_type:
+                _list_type_errors(root, changed, "", run.list_errors)
 
 
     def _seen_before(self, key: str, before: bytes) -> bool:

@@ -314,32 +314,6 @@ def _enum_equal(value: Any, kind: type, allowed: Any) -> bool:
 # taken only where the schema has such fields. Paths here are field.Path's: map keys as [key].
 
 
-def root_list_type_errors(root: _Node, obj: dict, errs: list, *, skip: tuple[str, ...] = ()) -> None:
-    """:func:`_list_type_errors` of a whole object, leaving out its top-level fields ``skip``."""
-    for key, item in obj.items():
-        if key in skip:
-            continue
-        child = root.props.get(key)
-        if child is not None:
-            if child.has_list_type:
-                _list_type_errors(child, item, _join("", key), errs)
-        elif root.additional is not None and root.additional.has_list_type:
-            _list_type_errors(root.additional, item, f"[{key}]", errs)
-
-
-def root_embedded_errors(root: _Node, obj: dict, errs: list, *, skip: tuple[str, ...] = ()) -> None:
-    """:func:`_embedded_errors` of a whole object (``root=True``), leaving out its top-level fields ``skip``."""
-    for key, item in obj.items():
-        if key in skip:
-            continue
-        child = root.props.get(key)
-        if child is not None:
-            if child.embedded or child.has_embedded:
-                _embedded_errors(child, item, _join("", key), errs)
-        elif root.additional is not None and (root.additional.embedded or root.additional.has_embedded):
-            _embedded_errors(root.additional, item, f"[{key}]", errs)
-
-
 def _list_type_errors(node: _Node, value: Any, path: str, errs: list) -> None:
     if type(value) is dict:
         for key, item in value.items():
