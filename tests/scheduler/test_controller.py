@@ -147,7 +147,7 @@ def test_a_gang_binds_together_and_does_not_block_other_pods():
         fake.put(PODS, members[1])
         fake.put(PODS, pod("solo"))
         await until(lambda: ("default/solo", "a") in fake.bindings)
-        assert len(fake.bindings) == 1  # the two members wait in Permit
+        assert len(fake.bindings) == 1  # the two members are held back (PreFilter: 2 of 3 pods exist)
         fake.put(PODS, members[2])
         await until(lambda: len(fake.bindings) == 4)
         return sorted(k for k, _ in fake.bindings)
@@ -158,8 +158,9 @@ def test_a_gang_binds_together_and_does_not_block_other_pods():
 def test_an_incomplete_gang_times_out_and_no_member_is_bound():
     async def scenario(fake, scheduler):
         fake.put(NODES, node("a"))
-        for i in range(2):
-            fake.put(PODS, pod(f"g{i}", labels={"scheduling.x-k8s.io/pod-group": "g"}, annotations={"scheduling.x-k8s.io/min-available": "3"}))
+        for i in range(3):  # the third member exists (PreFilter counts it) but is gated: it never comes
+            gates = {"schedulingGates": [{"name": "hold"}]} if i == 2 else None
+            fake.put(PODS, pod(f"g{i}", labels={"scheduling.x-k8s.io/pod-group": "g"}, annotations={"scheduling.x-k8s.io/min-available": "3"}, spec=gates))
         await until(lambda: condition(fake, "g0") is not None and condition(fake, "g1") is not None)
         return fake.bindings, {condition(fake, n)["message"] for n in ("g0", "g1")}, len(scheduler.snapshot.pod_node)
 

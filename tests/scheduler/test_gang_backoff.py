@@ -134,7 +134,11 @@ def test_a_gang_member_times_out_without_backing_the_group_off():
         fake.put(NODES, node("a"))
         for i in range(2):
             fake.put(PODS, member(f"g{i}"))
+        gated = member("g2")  # the group has its 3 pods (PreFilter lets it through), the third never comes
+        gated["spec"]["schedulingGates"] = [{"name": "hold"}]
+        fake.put(PODS, gated)
         await until(lambda: condition(fake, "g0") is not None and condition(fake, "g1") is not None)
+        assert "rejected due to timeout" in condition(fake, "g0")["message"]
         return scheduler.frameworks["default-scheduler"].plugins["Coscheduling"].backed_off
 
     assert run(scenario, config=gang_config(permitWaitingTimeSeconds=0.05, podGroupBackoffSeconds=30), clock=FakeClock()) == {}

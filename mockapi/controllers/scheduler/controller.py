@@ -35,6 +35,7 @@ from mockapi.controllers import informer
 from mockapi.controllers.scheduler import attempts as attempts_, config as config_, events, extenders as extenders_, outcome, pods as pods_
 from mockapi.controllers.scheduler.framework import CycleState, FitError, Framework
 from mockapi.controllers.scheduler.nodeinfo import Snapshot, is_terminal
+from mockapi.controllers.scheduler.plugins.coscheduling import GroupIndex
 from mockapi.controllers.scheduler.queue import Closed, QueuedPod, SchedulingQueue
 from mockapi.controllers.scheduler.status import Code, Status
 
@@ -66,8 +67,9 @@ class Scheduler:
             monotonic=self.clock.monotonic, hints=hints, pre_enqueue=self._pre_enqueue, max_unschedulable=max_unschedulable,
             initial_backoff=self.config.pod_initial_backoff, max_backoff=self.config.pod_max_backoff,
         )  # fmt: skip
-        for fwk in self.frameworks.values():  # the plugins' handle on the queue (kube's Handle.Activate)
-            fwk.activate, fwk.parked = self.queue.activate, self.queue.parked
+        self.groups = GroupIndex()  # the gangs' pods as the pod informer sees them (Coscheduling's pod lister)
+        for fwk in self.frameworks.values():  # the plugins' handle on the queue (kube's Handle.Activate) and the pods
+            fwk.activate, fwk.parked, fwk.group_size = self.queue.activate, self.queue.parked, self.groups.size
         self.synced = asyncio.Event()
         self._pending_sync = {outcome.PODS, outcome.NODES}
         self._tasks: list[asyncio.Task] = []
@@ -141,6 +143,7 @@ class Scheduler:
             self.queue.on_event(events.NODE_UPDATE)
 
     def _on_pod(self, event_type: str, pod: dict) -> None:
+        self.groups.observe(pod, gone=event_type == DELETED)  # first: the events below may requeue a sibling
         key = pods_.key(pod)
         assigned = (pod.get("spec") or {}).get("nodeName")
         if event_type == DELETED or (assigned and is_terminal(pod)):

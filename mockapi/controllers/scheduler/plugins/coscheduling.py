@@ -20,9 +20,18 @@ known, the group is then **backed off**: PreFilter rejects its members (``podGro
 failed recently``, UnschedulableAndUnresolvable: no preemption) until the backoff ends, when its
 parked members are activated together. **Decision**: scheduler-plugins leaves them to the next
 event or periodic flush; activating them at the end of the backoff only makes them come back
-sooner. The members known are those the scheduler holds (assigned, waiting, parked, and the pod
-itself); scheduler-plugins' PreFilter check that the group has N pods at all is not made (the
-plugin sees no pods still in the active queue).
+sooner.
+
+PreFilter also rejects a member while fewer than N pods of its group exist at all (``pre-filter
+pod <pod> cannot find enough sibling pods, current pods number: <n>, minMember of group: <N>``,
+UnschedulableAndUnresolvable), as scheduler-plugins' ``PodGroupManager.PreFilter`` does with the
+scheduler's pod lister; the pod comes back when a pod is added (the plugin's Pod/Add event). The
+pods are counted by a :class:`GroupIndex` the scheduler's own pod informer keeps (the handle's
+``group_size``): every pod of the group, bound or not, whatever its scheduler, but the Succeeded
+and Failed ones (kube-scheduler's informer leaves them out) and the deleted ones; a pod being
+deleted counts until it is gone, as in the lister. The same count decides whether a rejected
+group is backed off (scheduler-plugins: the lister's pods ≥ N). A framework run without a
+scheduler (tests, dry runs) has no index: neither check is made from it.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from __future__ import annotations
 import asyncio
 
 from mockapi.controllers.scheduler import events, pods as pods_, status as status_
+from mockapi.controllers.scheduler.nodeinfo import is_terminal
 from mockapi.controllers.scheduler.plugin import Plugin, PostFilterResult
 
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -97,6 +107,11 @@ class Coscheduling(Plugin):
             if self.handle.monotonic() < until:
                 return status_.unresolvable(f"podGroup {_full_name(group)} failed recently")
             del self.backed_off[group]
+        size, wanted = self._size(group), min_available(pod)
+        if size is not None and size < wanted:
+            return status_.unresolvable(
+                f"pre-filter pod {pod['metadata']['name']} cannot find enough sibling pods, current pods number: {size}, minMember of group: {wanted}"
+            )
         return status_.SUCCESS
 
     # ----------------------------------------------------------------- PostFilter
@@ -115,7 +130,7 @@ class Coscheduling(Plugin):
             if group_of(waiting.pod) == group:
                 waiting.reject(self.NAME, "optimistic rejection in PostFilter")
         backoff = float(self.args.get("podGroupBackoffSeconds", DEFAULT_BACKOFF))
-        if backoff > 0 and assigned + len(self._parked(group, besides=pods_.key(pod))) + 1 >= wanted:
+        if backoff > 0 and self._known(group, pod) >= wanted:
             self._back_off(group, backoff)
         message = f"PodGroup {_full_name(group)} gets rejected due to Pod {pod['metadata']['name']} is unschedulable even after PostFilter"
         return PostFilterResult(status_.unschedulable(message, plugin=self.NAME))
@@ -168,12 +183,59 @@ class Coscheduling(Plugin):
         snapshot = self.handle.snapshot
         return sum(1 for info in snapshot.node_infos() for p in info.pods.values() if group_of(p) == group)
 
+    def _size(self, group: tuple[str, str]) -> int | None:
+        """How many pods of the group exist (the scheduler's :class:`GroupIndex`); None without one."""
+        size = getattr(self.handle, "group_size", None)
+        return size(group) if size is not None else None
+
+    def _known(self, group: tuple[str, str], pod: dict) -> int:
+        """The group's pods for the backoff decision: all of them when the scheduler counts them,
+        else those the scheduler holds (assigned, waiting, parked) and the pod itself."""
+        size = self._size(group)
+        if size is not None:
+            return size
+        return self._assigned(group) + len(self._parked(group, besides=pods_.key(pod))) + 1
+
     def _parked(self, group: tuple[str, str], *, besides: str = "") -> list[str]:
         """The queue keys of the group's parked members (none without a queue: tests, dry runs)."""
         parked = getattr(self.handle, "parked", None)
         if parked is None:
             return []
         return [key for key in (pods_.key(p) for p in parked() if group_of(p) == group) if key != besides]
+
+
+class GroupIndex:
+    """The pods of each group, as the scheduler's pod informer sees them (scheduler-plugins lists
+    them with kube-scheduler's pod lister): fed every pod event by the scheduler before it acts on
+    it, so a sibling's Pod/Add that requeues a member finds the sibling counted. Succeeded and
+    Failed pods are left out (kube-scheduler's informer filters them), deleted ones forgotten."""
+
+    def __init__(self) -> None:
+        self._members: dict[tuple[str, str], set[str]] = {}  # group → pod keys
+        self._group: dict[str, tuple[str, str]] = {}  # pod key → its group
+
+    def observe(self, pod: dict, *, gone: bool = False) -> None:
+        """A pod event: the pod counts in its group unless ``gone`` (deleted) or finished."""
+        group = None if gone or is_terminal(pod) else group_of(pod)
+        if group is None and not self._group:
+            return  # the common case: no group pod at all, nothing to look up
+        key = pods_.key(pod)
+        before = self._group.get(key)
+        if before == group:
+            return
+        if before is not None:
+            members = self._members[before]
+            members.discard(key)
+            if not members:
+                del self._members[before]
+            del self._group[key]
+        if group is not None:
+            self._members.setdefault(group, set()).add(key)
+            self._group[key] = group
+
+    def size(self, group: tuple[str, str]) -> int:
+        members = self._members.get(group)
+        return len(members) if members else 0
 
 
 def _number(value) -> bool:
