@@ -8,6 +8,8 @@ import asyncio
 from datetime import datetime, timedelta, timezone
 
 from mockapi import app as app_
+from mockapi.auth import identities
+from mockapi.auth.audit import AuditLog, parse_policy
 from mockapi.client import EVENTS, LocalClient, event_sink
 from mockapi.event_correlator import COMBINED_PREFIX, EventCorrelator
 from mockapi.settings import Settings
@@ -173,3 +175,21 @@ def test_each_client_is_a_recorder_of_its_own():
         return sorted(e["count"] for e in await _events(one))
 
     assert asyncio.run(main()) == [1, 1]
+
+
+def test_a_controllers_repeat_is_an_authorized_and_audited_strategic_merge_patch():
+    server = app_.build(Settings(authorization_mode="RBAC", allocator=False, scheduler=False))
+    log = AuditLog(parse_policy({"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "rules": [{"level": "RequestResponse"}]}))
+    recorder = LocalClient(server.registry, identities.SCHEDULER, authorizer=server.authorizer, audit=log)
+
+    async def main():
+        await recorder.create_event(event(t=0))
+        await recorder.create_event(event(t=7))
+        return await _events(LocalClient(server.registry))
+
+    [stored] = asyncio.run(main())
+    assert stored["count"] == 2
+    patched = [e for e in log.events() if e["stage"] == "ResponseComplete"][-1]
+    assert (patched["verb"], patched["objectRef"]["resource"], patched["objectRef"]["name"]) == ("patch", "events", stored["metadata"]["name"])
+    assert patched["requestObject"] == {"count": 2, "lastTimestamp": at(7), "message": "0/3 nodes are available"}
+    assert patched["responseStatus"]["code"] == 200 and patched["user"]["username"] == "system:serviceaccount:devmgmtproto-system:scheduler"
