@@ -25,11 +25,12 @@ bounded whatever the controllers record. One correlator per client, as one per r
 would still not mix.
 
 Time is the Event's own ``lastTimestamp``: the recording controller took it from its injected
-clock (client-go's recorder and correlator both read the broadcaster's clock), so a test on a fake
-clock sees windows and refills move with that clock. The keys are client-go's strings, joined
-without a separator as there (so their rare collisions are kube's too).
+clock (client-go's recorder stamps the Event and its correlator reads the time, both on the real
+clock by default: here they are one reading), so a test on a fake clock sees windows and refills
+move with that clock. The keys are tuples of client-go's fields (the same fields; client-go joins
+them without a separator, which can make two keys one).
 
-Two departures, neither visible to a client: the correlator does not read back what the server
+Departures, none visible to a client: the correlator does not read back what the server
 answered (``UpdateState``: only the resourceVersion would differ, and the patch does not send
 it), and a combined Event is named as the Event that triggered it (``<object>.<hex>``, unique
 already) rather than from the clock's nanoseconds, which the second-precision timestamps here
