@@ -147,7 +147,7 @@ class EventCorrelator:
         of the first one's object (its name, its firstTimestamp, the count so far + 1)."""
         last = self._observed.find(key)
         if last is None or last[0] <= 0:  # (an Event recorded without a count is never counted on, as in client-go)
-            observation = [event.get("count") or 0, event.get("firstTimestamp"), event["metadata"]["name"]]
+            observation = [event.get("count") or 0, event.get("firstTimestamp"), event["metadata"].get("name", "")]
             if last is None:
                 self._observed.add(key, observation)
             else:
