@@ -147,7 +147,8 @@ class EventCorrelator:
         of the first one's object (its name, its firstTimestamp, the count so far + 1)."""
         last = self._observed.find(key)
         if last is None or last[0] <= 0:  # (an Event recorded without a count is never counted on, as in client-go)
-            observation = [event.get("count") or 0, event.get("firstTimestamp"), event["metadata"].get("name", "")]
+            name = event["metadata"].get("name", "")  # (none: generateName; nothing to patch later, so not counted on either)
+            observation = [event.get("count") or 0 if name else 0, event.get("firstTimestamp"), name]
             if last is None:
                 self._observed.add(key, observation)
             else:

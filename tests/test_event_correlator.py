@@ -68,6 +68,13 @@ def test_an_event_recorded_without_a_count_is_never_counted_on():
     assert correlator.correlate(dict(bare)).patch is None  # client-go keeps count 0: the next one is new again
 
 
+def test_an_event_without_a_name_is_never_counted_on():
+    correlator, unnamed = EventCorrelator(), event()
+    unnamed["metadata"] = {"generateName": "web.", "namespace": "default"}
+    assert correlator.correlate(unnamed).patch is None
+    assert correlator.correlate(dict(unnamed)).patch is None  # there is no name to patch
+
+
 def test_the_caches_are_lrus_of_bounded_size():
     correlator = EventCorrelator(cache_size=3)
     for pod in ("a", "b", "c", "d"):  # "a" is the oldest of four: forgotten
