@@ -33,6 +33,7 @@ from typing import AsyncIterator, Protocol
 import orjson
 
 from mockapi import errors, gvk
+from mockapi.event_correlator import EventCorrelator
 from mockapi.watchwire import event_line
 
 log = logging.getLogger("mockapi.client")
@@ -40,6 +41,7 @@ log = logging.getLogger("mockapi.client")
 ADDED, MODIFIED, DELETED, SYNCED = "ADDED", "MODIFIED", "DELETED", "SYNCED"
 ECHO = "ECHO"  # in-process only: a write of the watcher's own, announced by its writer (LocalClient.patch_unread)
 MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 
 
 @dataclass(frozen=True)
@@ -300,6 +302,7 @@ class LocalClient:
         self.registry = registry
         self.identity = identity
         self._sink = event_sink(registry) if defer_events else None
+        self._correlator = EventCorrelator()  # this client's recorder's (one per controller, as one per component in kube)
         self._options, self._rest = options, rest
         self._guard = None
         # the books of the watches that asked for echoes, per kind: line length → [(line, key, rv, echo)]
@@ -403,19 +406,45 @@ class LocalClient:
         self.registry.delete(rt, namespace, name, opts)
 
     async def create_event(self, event: dict) -> None:
-        """:meth:`create` without reading the answer back (nobody reads a recorded Event's); with
-        ``defer_events``, later (:class:`EventSink`), its errors logged rather than raised."""
+        """Record ``event`` as client-go's recorder does: correlated with the Events this client
+        recorded before (:mod:`mockapi.event_correlator`: a repeat patches the first one's
+        ``count``, similar ones are combined, a flood about one object is dropped), then written
+        without reading the answer back (nobody reads a recorded Event's). With ``defer_events``,
+        later (:class:`EventSink`, which keeps the order, so the correlation is the one the writes
+        happen in), its errors logged rather than raised."""
         if self._sink is not None:
             self._sink.add(lambda: self._write_event(event))
             return
         self._write_event(event)
 
     def _write_event(self, event: dict) -> None:
+        correlated = self._correlator.correlate(event)
+        if correlated is None:
+            return  # the spam filter's: not written at all
+        event = correlated.event
         rt, namespace = self._rt(EVENTS), event["metadata"].get("namespace", "")
+        if correlated.patch is not None:  # a repeat: count it on the Event written first
+            try:
+                self._patch_event(rt, namespace, event["metadata"]["name"], correlated.patch)
+                return
+            except errors.StatusError as exc:
+                if exc.code != 404:
+                    raise
+            # deleted since (a reset, a TTL): made again under its name, with the count so far (client-go's recordEvent)
         if self._guard is not None:  # audited as its HTTP twin: with the answer
             self._guard.write("create", rt, namespace, "", lambda: self._create(rt, namespace, event), body=event, code=201)
             return
         self.registry.create(rt, namespace, event, self._write_options())
+
+    def _patch_event(self, rt, namespace: str, name: str, patch: dict) -> None:
+        """The strategic merge patch client-go's recorder sends for a repeated Event."""
+        def write():
+            return self.registry.patch(rt, namespace, name, self._rest.STRATEGIC_PATCH, patch, self._write_options())
+
+        if self._guard is not None:  # audited as its HTTP twin: with the answer
+            self._guard.write("patch", rt, namespace, name, lambda: orjson.loads(write().raw), body=patch)
+            return
+        write()
 
     async def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
         rt, body = self._rt(PODS), binding(name, uid, node_name)
@@ -485,6 +514,8 @@ class KubeClient:
     def __init__(self, api_client) -> None:
         self.api = api_client
         self._resources: dict[Kind, tuple[str, bool]] = {}
+        self._correlator = EventCorrelator()
+        self._event_lock: tuple | None = None  # (its loop, an asyncio.Lock): Events written one at a time
 
     @classmethod
     def connect(cls, *, server: str | None = None, kubeconfig: str | None = None, context: str | None = None) -> "KubeClient":
@@ -611,7 +642,28 @@ class KubeClient:
         await self._request("DELETE", await self._path(kind, namespace, name), query=query)
 
     async def create_event(self, event: dict) -> None:
-        await self.create(EVENTS, event)
+        """Record ``event`` as client-go's recorder does (:mod:`mockapi.event_correlator`): a
+        repeat is a strategic merge patch of the Event written first (created again under its
+        name if it is gone), similar ones are combined, a flood about one object is dropped.
+        One Event at a time, in the order recorded (client-go's one goroutine per recorder), so a
+        patch never overtakes the create of the Event it counts on."""
+        loop = asyncio.get_running_loop()
+        if self._event_lock is None or self._event_lock[0] is not loop:
+            self._event_lock = (loop, asyncio.Lock())
+        async with self._event_lock[1]:
+            correlated = self._correlator.correlate(event)
+            if correlated is None:
+                return  # the spam filter's: not written at all
+            event = correlated.event
+            if correlated.patch is not None:
+                path = await self._path(EVENTS, event["metadata"].get("namespace", ""), event["metadata"]["name"])
+                try:
+                    await self._request("PATCH", path, body=correlated.patch, content_type=STRATEGIC_PATCH)
+                    return
+                except errors.StatusError as exc:
+                    if exc.code != 404:
+                        raise
+            await self.create(EVENTS, event)
 
     async def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
         path = await self._path(PODS, namespace, name, "binding")
