@@ -394,10 +394,12 @@ class LocalClient:
 
     async def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
         rt, body = self._rt(PODS), binding(name, uid, node_name)
+        opts = self._write_options()
+        opts.owned = True  # the binding is made here and kept by nobody
         if self._guard is not None:
-            self._guard.write("create", rt, namespace, name, lambda: self.registry.bind(rt, namespace, name, body, self._write_options()), subresource="binding", body=body, code=201)
+            self._guard.write("create", rt, namespace, name, lambda: self.registry.bind(rt, namespace, name, body, opts), subresource="binding", body=body, code=201)
             return
-        self.registry.bind(rt, namespace, name, body, self._write_options())
+        self.registry.bind(rt, namespace, name, body, opts)
 
     async def watch(self, kind: Kind, namespace: str = "", *, echoes: bool = False) -> AsyncIterator[WatchEvent]:
         """``echoes``: this client's announced writes of ``kind`` come as ECHO events (:meth:`patch_unread`)."""

@@ -475,8 +475,8 @@ class Registry:
         if opts.dry_run:
             return Written(orjson.dumps(obj))
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds"):
-            stored = self.store.delete(rt.group_resource, current.namespace, current.name, final=conversion.to_storage(rt, obj))
-            self._deleted(rt, obj)
+            stored = self.store.delete(rt.group_resource, current.namespace, current.name, final=conversion.to_storage(rt, obj), shared=opts.owned)
+            self._deleted(rt, obj)  # (the after_delete hooks read it)
             return Written(conversion.served(rt, stored.raw))
         stored = self._write(rt, obj, shared=opts.owned)
         strategy.after_store(self.cluster, obj, old)
@@ -579,7 +579,7 @@ class Registry:
         current = self.get(rt, namespace, name)
         pod = pods.bind(current.load(), body, name, self.now())
         if not opts.dry_run:
-            self._write(rt, pod)
+            self._write(rt, pod, shared=opts.owned)  # a fresh load and the binding's values
         return orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
 
     # ------------------------------------------------------------------ delete
