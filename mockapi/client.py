@@ -32,7 +32,7 @@ from typing import AsyncIterator, Protocol
 
 import orjson
 
-from mockapi import errors, gvk
+from mockapi import errors, gvk, watchwire
 from mockapi.event_correlator import EventCorrelator
 from mockapi.watchwire import event_line
 
@@ -134,36 +134,6 @@ class _View:
 
 
 # ===================================================================== in-process
-SHARED_EVENTS = 1024  # at most this many event lines' parsed forms are shared at once (a few MB at most)
-_shared: dict[int, tuple[bytes, list]] = {}  # id(line) → (the line, kept alive; its events parsed)
-_forgetting: list = [None]  # the loop whose next pass forgets _shared, when one is due
-
-
-def _parsed(chunk: bytes) -> list:
-    """The watch events in ``chunk`` (one line, as the store queues them), parsed once for every
-    in-process watcher of the event: the store hands all its watchers the same line object, so
-    the controllers' informers share one dict per event instead of parsing it once each. What a
-    watch yields is therefore read-only (every controller here copies before it changes).
-
-    Shared for one pass of the event loop: a write wakes every watcher of its resource at once,
-    and each drains all its lines in one step (the informers' handlers do not await), so they all
-    read the line in the next pass; the pass after that forgets it. Kept longer (the latest 1,024
-    lines, as before), the parsed events outlived the young collections — a DevicePool create
-    paid ~50 µs of cyclic GC for them (bench/write_stages.py), ~10 µs at one pass."""
-    hit = _shared.get(id(chunk))
-    if hit is not None and hit[0] is chunk:
-        return hit[1]
-    events = [orjson.loads(line) for line in chunk.splitlines()]
-    if len(_shared) >= SHARED_EVENTS:
-        _shared.clear()
-    _shared[id(chunk)] = (chunk, events)
-    loop = asyncio.get_running_loop()
-    if _forgetting[0] is not loop:  # (servers in other threads each have their own loop)
-        _forgetting[0] = loop
-        loop.call_soon(_forget)
-    return events
-
-
 MAX_ECHOES = 4096  # writes announced to a client's watch of one kind and not yet seen, at most
 _RV_KEY = b'"resourceVersion":"'
 
@@ -179,11 +149,6 @@ def _echo_of(echoes: dict[int, list], chunk: bytes) -> tuple | None:
                     del echoes[len(chunk)]
                 return echo
     return None
-
-
-def _forget() -> None:
-    _forgetting[0] = None
-    _shared.clear()
 
 
 class EventSink:
@@ -362,7 +327,16 @@ class LocalClient:
         return self._patch(rt, namespace, name, patch, subresource)
 
     def _patch(self, rt, namespace: str, name: str, patch: dict, subresource: str) -> dict:
-        return orjson.loads(self.registry.patch(rt, namespace, name, self._rest.MERGE_PATCH, patch, self._write_options(), subresource=subresource).raw)
+        return orjson.loads(self.registry.patch(rt, namespace, name, self._rest.MERGE_PATCH, *self._handed_over(patch), subresource=subresource).raw)
+
+    def _handed_over(self, patch: dict) -> tuple[dict, object]:
+        """A copy of ``patch`` the registry may keep, and options that say so: the patched object is
+        then the registry's own, and the other in-process watchers read it as written instead of
+        parsing the event (WriteOptions.owned). A controller's patch is a few hundred bytes; the
+        objects they patch (pods, pools) are several KB."""
+        opts = self._write_options()
+        opts.owned = True
+        return orjson.loads(orjson.dumps(patch)), opts
 
     async def patch_unread(self, kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "", echo=None) -> None:
         """:meth:`patch` without reading the answer back, for a writer that never looks at it (the
@@ -381,7 +355,7 @@ class LocalClient:
             return
         rt = self._rt(kind)
         before = self.registry.get(rt, namespace, name).raw if echo is not None else None
-        written = self.registry.patch(rt, namespace, name, self._rest.MERGE_PATCH, patch, self._write_options(), subresource=subresource)
+        written = self.registry.patch(rt, namespace, name, self._rest.MERGE_PATCH, *self._handed_over(patch), subresource=subresource)
         if echo is not None and written.raw != before:
             self._expect_echo(kind, (namespace, name), written.raw, echo)
 
@@ -448,10 +422,12 @@ class LocalClient:
 
     async def bind(self, namespace: str, name: str, uid: str, node_name: str) -> None:
         rt, body = self._rt(PODS), binding(name, uid, node_name)
+        opts = self._write_options()
+        opts.owned = True  # the binding is made here and kept by nobody
         if self._guard is not None:
-            self._guard.write("create", rt, namespace, name, lambda: self.registry.bind(rt, namespace, name, body, self._write_options()), subresource="binding", body=body, code=201)
+            self._guard.write("create", rt, namespace, name, lambda: self.registry.bind(rt, namespace, name, body, opts), subresource="binding", body=body, code=201)
             return
-        self.registry.bind(rt, namespace, name, body, self._write_options())
+        self.registry.bind(rt, namespace, name, body, opts)
 
     async def watch(self, kind: Kind, namespace: str = "", *, echoes: bool = False) -> AsyncIterator[WatchEvent]:
         """``echoes``: this client's announced writes of ``kind`` come as ECHO events (:meth:`patch_unread`)."""
@@ -486,7 +462,7 @@ class LocalClient:
                                 view.known[key] = (rv, kind.api_version, kind.kind)
                                 yield WatchEvent(ECHO, payload)
                                 continue
-                            for raw in _parsed(chunk):
+                            for raw in watchwire.parsed(chunk):
                                 event = WatchEvent(raw["type"], raw["object"])
                                 view.track(event)
                                 yield event

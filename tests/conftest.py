@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 from pathlib import Path
 
 import pytest
 
+from mockapi import watchwire
 from mockapi.testing import MockAPIServer
+
+# Every watch event the store shares with in-process watchers as the written dict is checked
+# against its line's parse, types included, when shared and when read: a write path that hands
+# over an object it changes later, or one holding a value JSON does not give back, fails the test
+# that did it. Servers the tests start in other processes check too (the variable).
+os.environ["MOCKAPI_CHECK_SHARED_EVENTS"] = "1"
+watchwire.checking = True
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]  # tests/testing/test_plugin.py runs small suites that use our plugin

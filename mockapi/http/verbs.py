@@ -62,8 +62,10 @@ class Call:
 
             return protobuf.decode(raw)
         value = bodies.decode(raw, content_type, kind)
-        if opts is not None and opts.field_validation != "Ignore" and kind not in bodies.YAML_TYPES:  # bodies.is_json
-            _check_duplicates(self.rt, decoding.duplicate_fields(raw, value), opts)
+        if opts is not None and kind not in bodies.YAML_TYPES:  # bodies.is_json
+            if opts.field_validation != "Ignore":
+                _check_duplicates(self.rt, decoding.duplicate_fields(raw, value), opts)
+            opts.owned = True  # parsed for this request alone, JSON's values only (YAML may hold NaN)
         return value
 
 
@@ -161,6 +163,7 @@ async def patch(call: Call) -> None:
     document = decoding.decode_yaml_or_json(raw) if patch_type == rest.APPLY_PATCH else decoding.decode_json(raw) if raw.strip() else None
     if document is None:
         raise errors.bad_request("the request body is empty: expected a patch")
+    opts.owned = patch_type != rest.APPLY_PATCH  # parsed for this request alone, from JSON (an apply may be YAML)
     if call.info.subresource == "scale":
         scale = call.registry.patch_scale(call.rt, call.namespace, call.info.name, patch_type, document, opts)
         await responses.send_bytes(call.send, 200, orjson.dumps(scale))

@@ -107,6 +107,10 @@ class WriteOptions:
     # Who asks (mockapi.auth.user.UserInfo), set by the HTTP edge when authentication is on;
     # None in-process and with authentication off. Access reviews and RBAC's escalation checks read it.
     user: Any = None
+    # The body is the registry's to keep: decoded from JSON for this request alone (the HTTP edge),
+    # or a copy. What a create or update stores is then the registry's own, and the store hands it
+    # to in-process watchers as it is instead of their parsing the event (Store.create's ``shared``).
+    owned: bool = False
 
     @classmethod
     def parse(cls, query: dict[str, str]) -> "WriteOptions":

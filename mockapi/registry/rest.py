@@ -393,8 +393,8 @@ class Registry:
             if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]) is not None:
                 raise errors.already_exists(rt.group_resource, meta["name"])
             return Written(orjson.dumps(obj), created=True)
-        stored = self.store.create(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt))
-        strategy.after_store(self.cluster, obj, None)
+        stored = self.store.create(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt), shared=opts.owned)
+        strategy.after_store(self.cluster, obj, None)  # (reads it: what the store shares is never changed)
         return Written(conversion.served(rt, stored.raw), created=True)
 
     def _answer(self, rt: ResourceType, strategy: strategies.Strategy, obj: dict, opts: WriteOptions) -> Written:
@@ -475,10 +475,10 @@ class Registry:
         if opts.dry_run:
             return Written(orjson.dumps(obj))
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds"):
-            stored = self.store.delete(rt.group_resource, current.namespace, current.name, final=conversion.to_storage(rt, obj))
-            self._deleted(rt, obj)
+            stored = self.store.delete(rt.group_resource, current.namespace, current.name, final=conversion.to_storage(rt, obj), shared=opts.owned)
+            self._deleted(rt, obj)  # (the after_delete hooks read it)
             return Written(conversion.served(rt, stored.raw))
-        stored = self._write(rt, obj)
+        stored = self._write(rt, obj, shared=opts.owned)
         strategy.after_store(self.cluster, obj, old)
         return Written(conversion.served(rt, stored.raw))
 
@@ -579,7 +579,7 @@ class Registry:
         current = self.get(rt, namespace, name)
         pod = pods.bind(current.load(), body, name, self.now())
         if not opts.dry_run:
-            self._write(rt, pod)
+            self._write(rt, pod, shared=opts.owned)  # a fresh load and the binding's values
         return orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
 
     # ------------------------------------------------------------------ delete
@@ -641,8 +641,9 @@ class Registry:
         return clocks.rfc3339(self.clock.now() + datetime.timedelta(seconds=seconds))
 
     # ------------------------------------------------- what hooks may do (Cluster)
-    def _write(self, rt: ResourceType, obj: dict) -> Stored:
-        return self.store.update(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt))
+    def _write(self, rt: ResourceType, obj: dict, *, shared: bool = False) -> Stored:
+        """``shared``: as :meth:`Store.update`'s — never from a hook, which may change ``obj`` after."""
+        return self.store.update(rt.group_resource, conversion.to_storage(rt, obj), fields=self.indexer(rt), shared=shared)
 
     def _remove(self, rt: ResourceType, obj: dict) -> None:
         meta = obj["metadata"]

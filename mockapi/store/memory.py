@@ -26,7 +26,7 @@ from typing import Callable, Hashable, Iterable, Iterator
 
 import orjson
 
-from mockapi import errors
+from mockapi import errors, watchwire
 from mockapi.store.packing import PACK_MIN, Packer
 from mockapi.store.watch import ADDED, DELETED, MODIFIED, Event, Predicate, Stored, Watcher, recent, untrack
 from mockapi.wire import exact
@@ -221,7 +221,11 @@ class Store:
         return [state[key] for key in sorted(state)]
 
     # ----------------------------------------------------------------- writes
-    def create(self, resource: Hashable, obj: dict, *, fields: FieldIndexer | None = None) -> Stored:
+    def create(self, resource: Hashable, obj: dict, *, fields: FieldIndexer | None = None, shared: bool = False) -> Stored:
+        """``shared``: the writer hands ``obj`` over: nobody holds it but the store from now on, and
+        every value in it is one JSON gives back as it is (str, int, float, bool, None, list, dict;
+        no NaN). In-process watchers then read ``obj`` itself rather than a parse of the event
+        (:func:`mockapi.watchwire.share`). The same for :meth:`update`."""
         meta = obj["metadata"]
         namespace, name = meta.get("namespace", ""), meta["name"]
         bucket = self._bucket(resource, namespace)  # one lookup for the check and the put
@@ -230,10 +234,10 @@ class Store:
         stored = self._commit(resource, obj, fields)
         bucket.put(name, stored)
         bucket.stamp = self._rv
-        self._settle(Event(ADDED, resource, stored, None, self._rv), bucket, namespace, name)
+        self._settle(Event(ADDED, resource, stored, None, self._rv), bucket, namespace, name, obj if shared else None)
         return stored
 
-    def update(self, resource: Hashable, obj: dict, *, fields: FieldIndexer | None = None) -> Stored:
+    def update(self, resource: Hashable, obj: dict, *, fields: FieldIndexer | None = None, shared: bool = False) -> Stored:
         meta = obj["metadata"]
         namespace, name = meta.get("namespace", ""), meta["name"]
         prev = self.get(resource, namespace, name)
@@ -244,12 +248,13 @@ class Store:
         bucket.objects[name] = stored  # there already: the sorted names stand
         bucket.stamp = self._rv
         recent.forget(prev)
-        self._settle(Event(MODIFIED, resource, stored, prev, self._rv), bucket, namespace, name)
+        self._settle(Event(MODIFIED, resource, stored, prev, self._rv), bucket, namespace, name, obj if shared else None)
         return stored
 
-    def delete(self, resource: Hashable, namespace: str, name: str, *, final: dict | None = None) -> Stored:
+    def delete(self, resource: Hashable, namespace: str, name: str, *, final: dict | None = None, shared: bool = False) -> Stored:
         """Remove an object. ``final`` is its last state (defaults to the stored one); it is
-        recorded at a new resourceVersion, which the DELETED event carries."""
+        recorded at a new resourceVersion, which the DELETED event carries. ``shared``: as for
+        :meth:`create`, said of ``final`` (the stored state, loaded here, is always shared)."""
         prev = self.get(resource, namespace, name)
         if prev is None:
             raise errors.not_found(_gr(resource), name)
@@ -259,7 +264,7 @@ class Store:
         bucket.remove(name)
         bucket.stamp = self._rv
         recent.forget(prev)
-        self._settle(Event(DELETED, resource, stored, prev, self._rv), None, namespace, name)
+        self._settle(Event(DELETED, resource, stored, prev, self._rv), None, namespace, name, obj if shared or final is None else None)
         return stored
 
     def restore(self, resource: Hashable, raw: bytes, rv: int, namespace: str, name: str, *, labels: dict | None, fields: tuple | None) -> None:
@@ -306,13 +311,18 @@ class Store:
         untrack(stored)  # immutable values only: the cyclic collector never needs to walk it
         return stored
 
-    def _settle(self, event: Event, bucket: _Bucket | None, namespace: str, name: str) -> None:
+    def _settle(self, event: Event, bucket: _Bucket | None, namespace: str, name: str, source: dict | None = None) -> None:
         """Emit ``event`` with its plain record (watchers' lines are built from the plain bytes),
         which the store keeps plain while it is among the last ``plain_writes`` written: an object
         written again soon (a controller's status writes, a patch after a create) is neither
         packed nor unpacked in between. Past the bound by a batch, the oldest are packed (:meth:`_age`).
-        ``bucket`` is None for a deletion (its final state is kept by the history only)."""
+        ``bucket`` is None for a deletion (its final state is kept by the history only). ``source``:
+        the committed object, when the writer handed it over (:meth:`create`'s ``shared``)."""
         self._emit(event)
+        if source is not None:
+            line = event.built(event.type)  # there if a watcher took the event as it is
+            if line is not None:
+                watchwire.share(line, event.type, source)
         stored = event.obj
         if self._packer is None or len(stored[0]) < PACK_MIN:
             return

@@ -266,6 +266,10 @@ class Event:
             line = lines[event_type] = event_line(event_type, self.raw_for(event_type))
         return line
 
+    def built(self, event_type: str) -> bytes | None:
+        """The line of ``event_type`` if :meth:`line` built it (a watcher was sent it), else None."""
+        return self._lines.get(event_type) if self._lines is not None else None
+
     def raw_for(self, event_type: str) -> bytes:
         if event_type == DELETED and self.type == MODIFIED:
             # The object left the watcher's selector: kube sends the previous content at the

@@ -80,9 +80,9 @@ def test_the_view_turns_a_relist_into_events():
 
 
 def test_in_process_watchers_share_one_parsed_event_for_one_pass_of_the_loop():
-    """Every watcher woken by a write reads the same dict (parsed once); the pass after that
-    forgets it, so parsed events do not outlive the young collections (client._parsed)."""
-    from mockapi import client as client_
+    """Every watcher woken by a write reads the same dict (parsed once); two passes later it is
+    forgotten, so parsed events do not outlive the young collections (watchwire.parsed)."""
+    from mockapi import watchwire
 
     async def informer(client, into):
         async for event in client.watch(CONFIGMAPS, "default"):
@@ -97,13 +97,13 @@ def test_in_process_watchers_share_one_parsed_event_for_one_pass_of_the_loop():
         await client.create(CONFIGMAPS, config_map("a"))
         while len(first) < 2 or len(second) < 2:
             await asyncio.sleep(0)
-        shared_then = len(client_._shared)
-        for _ in range(2):
+        shared_then = len(watchwire._shared)
+        for _ in range(3):
             await asyncio.sleep(0)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        return first[1], second[1], shared_then, len(client_._shared)
+        return first[1], second[1], shared_then, len(watchwire._shared)
 
     one, other, shared_then, shared_later = asyncio.run(scenario())
     assert one.type == other.type == ADDED and one.object is other.object and one.object["metadata"]["name"] == "a"
