@@ -2,8 +2,9 @@
 
 The Coscheduling Permit plugin (the scheduler-plugins' lightweight coscheduling): pods labelled
 ``scheduling.x-k8s.io/pod-group: <group>`` with the annotation ``scheduling.x-k8s.io/min-available:
-<N>`` are assumed on a node and then wait in Permit until N pods of the group are assigned. Here
-the first N-1 members wait — each holds its node, none is bound — and the N-th lets them all go.
+<N>`` are held back in PreFilter while fewer than N pods of the group exist, then assumed on a node
+and wait in Permit until N pods of the group are assigned. Here the first N-1 members wait — none
+is bound — and the N-th lets them all go.
 
     python3 examples/gang.py [--kubeconfig FILE]
 """
@@ -47,7 +48,7 @@ def scenario(s: scenario_.Scenario) -> None:
     time.sleep(QUIET)
     early = bound(s)
     s.check(not early, f"no member binds before the group is complete, but {early}")
-    s.say(f"after {QUIET:g} s, {SIZE - 1} of {SIZE} members created: none bound, they wait in Permit")
+    s.say(f"after {QUIET:g} s, {SIZE - 1} of {SIZE} members created: none bound, they wait for their siblings")
 
     s.core.create_namespaced_pod(s.namespace, member(s, names[-1]))
     s.say(f"{names[-1]} created: the group is complete")
