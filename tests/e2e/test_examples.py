@@ -56,7 +56,7 @@ def test_a_pod_waits_on_cordoned_nodes_and_binds_to_the_uncordoned_one(server):
 
 def test_a_gang_binds_only_once_complete(server):
     lines = scenario(server, "gang.py")
-    assert "scenario: after 0.5 s, 2 of 3 members created: none bound, they wait in Permit" in lines
+    assert "scenario: after 0.5 s, 2 of 3 members created: none bound, they wait for their siblings" in lines
     complete = lines.index("scenario: worker-2 created: the group is complete")
     assert lines[complete + 1].startswith("scenario: all 3 members bound, ")
     assert [re.fullmatch(r"scenario: (worker-\d) is bound to gang-node[01]", line).group(1) for line in lines[complete + 2 : complete + 5]] == ["worker-0", "worker-1", "worker-2"]
