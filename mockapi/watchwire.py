@@ -24,9 +24,11 @@ def event_line(event_type: str, raw: bytes) -> bytes:
 # vouches for the object it committed (the store's own load, or a body nobody else holds: see
 # Store.create's ``shared``), that very dict is shared instead and the line is not parsed at all.
 # What a watch yields is therefore read-only: every controller copies before it changes an object.
-SHARED_EVENTS = 1024  # at most this many lines' parsed forms are kept at once (a few MB at most)
-_shared: dict[int, tuple[bytes, list]] = {}  # id(line) → (the line, kept alive; its events)
-_forgetting: list = [None]  # the loop whose next passes forget _shared, when a forgetting is due
+SHARED_EVENTS = 1024  # at most this many lines' parsed forms are kept in a pass (a few MB at most)
+# id(line) → (the line, kept alive; its events): the lines kept in this pass of the event loop, and
+# in the pass before (two tables, turned at each pass while any is kept: see _turn)
+_tables: list[dict[int, tuple[bytes, list]]] = [{}, {}]
+_turning: list = [None]  # the loop whose next pass turns the tables, when a turn is due
 # Tests set this (MOCKAPI_CHECK_SHARED_EVENTS=1 for servers they start in other processes): each
 # shared object is compared, types included, with its line's parse when it is shared and when read.
 checking = os.environ.get("MOCKAPI_CHECK_SHARED_EVENTS") == "1"
@@ -36,11 +38,13 @@ def parsed(line: bytes) -> list:
     """The watch events of ``line`` (one or more NDJSON lines, as the store queues them), as dicts:
     the shared ones when the line was shared or parsed lately, else parsed (and shared) now.
 
-    Kept for about two passes of the event loop: a write wakes every watcher of its resource at
+    Kept for one to two passes of the event loop: a write wakes every watcher of its resource at
     once and each drains its lines in one step (the informers' handlers do not await), so they all
-    read the line in the pass after the write. Kept longer, the dicts outlived the young
-    collections: a DevicePool create paid ~50 µs of cyclic GC for them (bench/write_stages.py)."""
-    hit = _shared.get(id(line))
+    read the line in the pass after the write — or after the parse, for a line parsed by its first
+    reader. Kept longer, the dicts outlived the young collections: a DevicePool create paid ~50 µs of
+    cyclic GC for them (bench/write_stages.py)."""
+    key = id(line)
+    hit = _tables[0].get(key) or _tables[1].get(key)
     if hit is not None and hit[0] is line:
         if checking:
             _check(line, hit[1], "read")
@@ -65,19 +69,25 @@ def _keep(line: bytes, events: list) -> None:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return
-    if len(_shared) >= SHARED_EVENTS:
-        _shared.clear()
-    _shared[id(line)] = (line, events)
-    if _forgetting[0] is not loop:  # (servers in other threads each have their own loop)
-        _forgetting[0] = loop
-        # two passes on: a write's line is shared before its watchers are woken (in this pass),
-        # and they read it in the next one, after callbacks scheduled before their wake-ups
-        loop.call_soon(loop.call_soon, _forget)
+    current = _tables[0]
+    if len(current) >= SHARED_EVENTS:
+        current.clear()
+    current[id(line)] = (line, events)
+    if _turning[0] is not loop:  # (servers in other threads each have their own loop)
+        _turning[0] = loop
+        loop.call_soon(_turn, loop)
 
 
-def _forget() -> None:
-    _forgetting[0] = None
-    _shared.clear()
+def _turn(loop) -> None:
+    """A pass of the loop: the lines kept in the last pass are forgotten, this pass's are kept for
+    one more (a turn may come before the watchers a write woke in the same pass have read)."""
+    previous = _tables[1]
+    previous.clear()
+    _tables[0], _tables[1] = previous, _tables[0]
+    if _tables[1]:
+        loop.call_soon(_turn, loop)
+    else:
+        _turning[0] = None
 
 
 def _check(line: bytes, events: list, when: str) -> None:

@@ -170,4 +170,24 @@ def test_nothing_is_shared_outside_an_event_loop():
     obj = config_map("e")
     line = event_line(ADDED, orjson.dumps(obj))
     watchwire.share(line, ADDED, obj)
-    assert id(line) not in watchwire._shared
+    assert all(id(line) not in table for table in watchwire._tables)
+
+
+def test_a_line_shared_in_a_busy_loop_is_there_for_the_pass_after_its_write():
+    """A write made while a turn of the tables is already due (the loop is busy with other writes)
+    keeps its object through that turn: its watchers, woken after the turn was scheduled, read it
+    in the next pass — and two passes on it is gone."""
+    first, second = config_map("f"), config_map("g")
+    first_line, second_line = event_line(ADDED, orjson.dumps(first)), event_line(ADDED, orjson.dumps(second))
+
+    async def scenario():
+        watchwire.share(first_line, ADDED, first)  # a turn is due at the next pass
+        await asyncio.sleep(0)  # that turn: first is kept one more pass, and another turn is due
+        watchwire.share(second_line, ADDED, second)
+        await asyncio.sleep(0)  # the pass the watchers of the second write read it in
+        kept = watchwire.parsed(second_line)[0]["object"] is second
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return kept, sum(map(len, watchwire._tables))
+
+    assert asyncio.run(scenario()) == (True, 0)

@@ -97,13 +97,13 @@ def test_in_process_watchers_share_one_parsed_event_for_one_pass_of_the_loop():
         await client.create(CONFIGMAPS, config_map("a"))
         while len(first) < 2 or len(second) < 2:
             await asyncio.sleep(0)
-        shared_then = len(watchwire._shared)
+        shared_then = sum(map(len, watchwire._tables))
         for _ in range(3):
             await asyncio.sleep(0)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        return first[1], second[1], shared_then, len(watchwire._shared)
+        return first[1], second[1], shared_then, sum(map(len, watchwire._tables))
 
     one, other, shared_then, shared_later = asyncio.run(scenario())
     assert one.type == other.type == ADDED and one.object is other.object and one.object["metadata"]["name"] == "a"
