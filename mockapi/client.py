@@ -78,6 +78,17 @@ class WatchEvent:
     object: dict | None  # for ECHO, what its writer said to hand back (not the object)
 
 
+async def patch_unanswered(client: "Client", kind: Kind, namespace: str, name: str, patch: dict, *, subresource: str = "") -> None:
+    """A merge patch whose answer the writer never reads: the in-process client does not parse the
+    written object back (:meth:`LocalClient.patch_unread`; a pod is several KB), any other client
+    patches as usual. Errors are raised as :meth:`Client.patch` raises them."""
+    unread = getattr(client, "patch_unread", None)
+    if unread is not None:
+        await unread(kind, namespace, name, patch, subresource=subresource)
+    else:
+        await client.patch(kind, namespace, name, patch, subresource=subresource)
+
+
 class Client(Protocol):
     async def get(self, kind: Kind, namespace: str, name: str) -> dict: ...
     async def list(self, kind: Kind, namespace: str = "") -> tuple[list[dict], str]: ...

@@ -30,7 +30,7 @@ import asyncio
 import logging
 
 from mockapi import clock as clocks, errors
-from mockapi.client import DELETED, Client, Kind
+from mockapi.client import DELETED, Client, Kind, patch_unanswered
 from mockapi.controllers.keyqueue import KeyQueue
 from mockapi.controllers.ownergraph import FOREGROUND, ORPHAN, Graph, Vertex, WorkKey
 from mockapi.controllers import informer
@@ -247,7 +247,7 @@ class GarbageCollector:
                 return
             patch = {"metadata": {**changed, "resourceVersion": obj["metadata"]["resourceVersion"]}}
             try:
-                await self.client.patch(vertex.kind, vertex.namespace, vertex.name, patch)
+                await patch_unanswered(self.client, vertex.kind, vertex.namespace, vertex.name, patch)
                 return
             except errors.StatusError as exc:
                 if exc.code == 404:

@@ -30,7 +30,7 @@ import logging
 import time
 
 from mockapi import clock as clocks, errors
-from mockapi.client import ADDED, DELETED, Client, Kind
+from mockapi.client import ADDED, DELETED, Client, Kind, patch_unanswered
 from mockapi.controllers import informer
 from mockapi.controllers.scheduler import attempts as attempts_, config as config_, events, extenders as extenders_, outcome, pods as pods_
 from mockapi.controllers.scheduler.framework import CycleState, FitError, Framework
@@ -285,7 +285,7 @@ class Scheduler:
         patch = outcome.unschedulable_patch(pod, reason=reason, message=message, now=self._now(), nominated_node=nominated_node)
         if patch is not None:
             try:
-                await self.client.patch(outcome.PODS, meta.get("namespace", ""), meta["name"], patch, subresource="status")
+                await patch_unanswered(self.client, outcome.PODS, meta.get("namespace", ""), meta["name"], patch, subresource="status")
             except errors.StatusError as exc:
                 if exc.code != 404:
                     log.warning("could not update the status of %s: %s", pods_.key(pod), exc)
