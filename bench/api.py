@@ -314,6 +314,8 @@ def grant_bench_role(port: int) -> None:
 LAUNCH = {"cli": "python3 -m mockapi serve (the CLI, as users start it)",
           "uvicorn": "mockapi.app.build() on uvicorn.Server.run, uvloop + httptools (diagnostic, not the CLI)"}
 _launch = ["cli"]
+_controllers = [False]  # --controllers: the compare suite's servers run their controllers, as `mockapi serve` does
+CONTROLLER_CASES = ("create", "create_pool")  # what stays meaningful then (the others write objects the controllers write too)
 
 
 def start_mockapi(variant: Variant | None = None, tmp: Path | None = None) -> Server:
@@ -326,8 +328,9 @@ def start_mockapi(variant: Variant | None = None, tmp: Path | None = None) -> Se
         # manual allocation: the status case's claims stay the benchmark's alone; no scheduler, kubelet
         # or garbage collector: the benchmark's pods are the API's load, not theirs (and, like its
         # ReplicaSet owners, stay as written)
-        cmd = [sys.executable, "-m", "mockapi", "serve", "--port", "0", "--log-level", "warning", "--allocation-mode", "manual",
-               "--no-scheduler", "--no-kubelet", "--no-gc", *extra]
+        # --controllers: all but the garbage collector, which would delete the bench's pods (their ReplicaSet owners do not exist)
+        alone = ("--no-gc",) if _controllers[0] and variant is not None else ("--allocation-mode", "manual", "--no-scheduler", "--no-kubelet", "--no-gc")
+        cmd = [sys.executable, "-m", "mockapi", "serve", "--port", "0", "--log-level", "warning", *alone, *extra]
     else:
         cmd = [sys.executable, str(BENCH / "api.py"), "--serve-mockapi"]
     server = start_server("mockapi" if variant is None else f"mockapi-{variant.key}", cmd, banner="mockapi serving on", code=code)
@@ -1053,6 +1056,10 @@ def parse_args(argv):
     parser.add_argument("--cases", default=COMPARE_CASES, help=f"compare suite: the HTTP cases (default {COMPARE_CASES}; "
                         "of get,list,create,create_pool,patch,update,status)")
     parser.add_argument("--runs", type=int, help="compare suite: interleaved runs (default 3, --quick 1)")
+    parser.add_argument("--controllers", action="store_true",
+                        help="compare suite: the servers run their controllers (allocator, scheduler, kubelet; not the GC, which would "
+                             "delete the bench's pods) as `mockapi serve` does, which read every write through their watches; "
+                             "cases create,create_pool only")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--serve-mockapi", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -1094,6 +1101,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve_mockapi:
         return serve_mockapi_on_uvicorn()
     _launch[0] = args.launch
+    _controllers[0] = args.controllers
+    if args.controllers and (not (args.modes or args.code) or set(args.cases.split(",")) - set(CONTROLLER_CASES)):
+        print(f"--controllers is for the compare suite (--code or --modes) with --cases among {','.join(CONTROLLER_CASES)}", file=sys.stderr)
+        return 2
     missing = check_tools()
     if missing:
         print("\n".join(missing), file=sys.stderr)
