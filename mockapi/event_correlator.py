@@ -115,7 +115,7 @@ class EventCorrelator:
         return correlated
 
     # ------------------------------------------------------------ the steps
-    def _similar(self, aggregate_key: str, message: str, now: float) -> bool:
+    def _similar(self, aggregate_key: tuple, message: str, now: float) -> bool:
         """EventAggregator.EventAggregate's count: whether this message is the ``max_events``-th
         distinct one among similar Events in the window (then the Event is combined)."""
         record = self._aggregates.find(aggregate_key)
@@ -142,7 +142,7 @@ class EventCorrelator:
             "source": source, "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": event.get("type", ""),
         }  # fmt: skip
 
-    def _observe(self, event: dict, key: str) -> Correlated:
+    def _observe(self, event: dict, key: tuple) -> Correlated:
         """eventLogger.eventObserve: a new Event is created as it is; a known one becomes a patch
         of the first one's object (its name, its firstTimestamp, the count so far + 1)."""
         last = self._observed.find(key)
@@ -164,7 +164,7 @@ class EventCorrelator:
             patch["message"] = event["message"]
         return Correlated(event, patch)
 
-    def _accept(self, spam_key: str, now: float) -> bool:
+    def _accept(self, spam_key: tuple, now: float) -> bool:
         """EventSourceObjectSpamFilter.Filter, inverted: whether the object's bucket (x/time/rate's
         token bucket, full at first) has a token for this Event."""
         bucket = self._buckets.find(spam_key)

@@ -294,4 +294,3 @@ class NodeAffinity(Plugin):
 
     def normalize_score(self, state, pod, scores):
         default_normalize(scores)
-
