@@ -65,5 +65,7 @@ def test_pods_of_my_scheduler_land_where_the_agents_say(tmp_path, extender):
     assert placed["mine"] == "calm" and placed["theirs"]  # the least loaded of the labelled nodes under 80
     reasons = {row["node"]: row["verdicts"][-1].get("reasons") for row in attempt["filter"]}
     assert reasons["busy"] == ["node(s) had load above 80"] and reasons["idle-but-slow"] == ["node(s) didn't have label extender.example.com/pool=fast"]
-    assert [c["verb"] for c in attempt["extenderCalls"]] == ["filter", "prioritize"]
+    # the full pass's calls; a first try of a node the pod was nominated to may come before them
+    # (a retry that came at once, while the kubelet was still reporting the Nodes' capacity)
+    assert [c["verb"] for c in attempt["extenderCalls"]][-2:] == ["filter", "prioritize"]
     assert attempt["scores"][0]["node"] == "calm"

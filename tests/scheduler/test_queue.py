@@ -89,8 +89,38 @@ def test_a_pod_moved_while_backing_off_goes_to_backoff_first():
     queue.add_unschedulable(queue.pop_nowait(), {"DeviceClaims"})
     clock.advance(0.5)  # the first backoff is 1 s
     queue.on_event(events.ClusterEvent(events.DEVICE_CLAIM, events.DEALLOCATE))
-    assert queue.tiers()["backoff"] == ["default/a"] and queue.pop_nowait() is None
+    assert queue.tiers()["backoff"] == ["default/a"]
+    queue.add(pod("b"))
+    assert queue.pop_nowait().key == "default/b"  # activeQ first: "a" is still backing off
     clock.advance(0.5)
+    assert popped(queue) == ["default/a"]
+
+
+def test_an_idle_queue_takes_a_backing_off_pod_before_its_backoff_ends():
+    """kube-scheduler's SchedulerPopFromBackoffQ (on since 1.33): with activeQ empty, the pod whose
+    backoff ends first is scheduled at once, then by activeQ's order (priority)."""
+    clock = Clock()
+    queue = make(clock)
+    for name, priority in (("early", 0), ("late-low", 0), ("late-high", 10)):
+        queue.add(pod(name, priority=priority))
+    infos = {info.key: info for info in (queue.pop_nowait(), queue.pop_nowait(), queue.pop_nowait())}
+    for key in ("default/early", "default/late-high", "default/late-low"):
+        queue.on_event(events.NODE_ADD)  # in flight: each failure then backs off instead of parking
+        assert queue.add_unschedulable(infos[key], {"NodeResourcesFit"}) == "backoff"
+        if key == "default/early":
+            clock.advance(0.25)
+    assert queue.pop_nowait().key == "default/early"  # 0.75 s of backoff left, nothing else to do
+    assert popped(queue) == ["default/late-high", "default/late-low"]
+
+
+def test_a_pod_backing_off_after_an_error_waits_its_backoff_out_even_when_idle():
+    clock = Clock()
+    queue = make(clock)
+    queue.add(pod("a"))
+    queue.add_backoff(queue.pop_nowait())  # an error, not a verdict (kube's podErrorBackoffQ)
+    clock.advance(0.99)
+    assert queue.pop_nowait() is None
+    clock.advance(0.01)
     assert popped(queue) == ["default/a"]
 
 

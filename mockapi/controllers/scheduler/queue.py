@@ -11,7 +11,11 @@
   ``max_unschedulable`` seconds (kube's ``podMaxInUnschedulablePodsDuration``, 60 s: the periodic
   flush). A pod rejected by no particular plugin moves on any event, as in kube.
 
-Moving back goes to backoffQ if the pod's backoff has not expired yet, else to activeQ. Events that
+Moving back goes to backoffQ if the pod's backoff has not expired yet, else to activeQ. When activeQ
+is empty, :meth:`pop` takes a pod from backoffQ before its backoff ends (kube-scheduler's
+``SchedulerPopFromBackoffQ``, on by default since 1.33: a scheduler with nothing else to do retries
+at once) — the pod whose backoff ends first, then by activeQ's order; a pod backing off after an
+error (``add_backoff``: kube's podErrorBackoffQ) always waits its backoff out. Events that
 arrive while a pod is being scheduled are remembered (kube's in-flight events): when the pod then
 turns out unschedulable, one that could help sends it to backoff instead of parking it, so it never
 waits for an event it missed. PreEnqueue plugins (``pre_enqueue``) may keep a pod out of activeQ
@@ -51,6 +55,7 @@ class QueuedPod:
     unschedulable_plugins: frozenset = frozenset()
     backoff_until: float = 0.0
     gated_by: str = ""  # the PreEnqueue plugin that keeps it out of activeQ, if any
+    errored: bool = False  # backing off after an error, not a verdict (kube's podErrorBackoffQ)
     order: tuple = field(default=(), repr=False)
 
 
@@ -143,7 +148,7 @@ class SchedulingQueue:
         :meth:`add_unschedulable` or :meth:`add_backoff`."""
         while True:
             self.flush()
-            info = self._pop_active()
+            info = self._pop_active() or self._pop_backoff()
             if info is not None:
                 return info
             self._ready.clear()
@@ -151,7 +156,7 @@ class SchedulingQueue:
 
     def pop_nowait(self) -> QueuedPod | None:
         self.flush()
-        return self._pop_active()
+        return self._pop_active() or self._pop_backoff()
 
     def done(self, key: str) -> None:
         """The pod was scheduled (assumed or bound): the queue forgets it."""
@@ -161,7 +166,7 @@ class SchedulingQueue:
     def add_unschedulable(self, info: QueuedPod, plugins: Iterable[str]) -> str:
         """The cycle found no node: park the pod with the plugins that rejected it — or, if an event
         that could help arrived meanwhile, back off instead. Returns the tier's name."""
-        info.unschedulable_plugins = frozenset(plugins)
+        info.unschedulable_plugins, info.errored = frozenset(plugins), False
         missed = self._in_flight_events.pop(info.key, [])
         if self._in_flight.pop(info.key, None) is None:
             return ""  # deleted while it was being scheduled
@@ -180,6 +185,7 @@ class SchedulingQueue:
         self._in_flight_events.pop(info.key, None)
         if self._in_flight.pop(info.key, None) is None:
             return ""
+        info.errored = True
         self._start_backoff(info)
         self._backoff[info.key] = info
         self._ready.set()
@@ -270,10 +276,23 @@ class SchedulingQueue:
             info = self._in_active.get(key)
             if info is not None and info.order == order:
                 del self._in_active[key]
-                info.attempts += 1
-                self._in_flight[key] = info
-                return info
+                return self._fly(info)
         return None
+
+    def _pop_backoff(self) -> QueuedPod | None:
+        """activeQ is empty: the backing-off pod (not after an error) whose backoff ends first, by
+        activeQ's order among equals (kube's ``popBackoff`` from podBackoffQ)."""
+        waiting = [info for info in self._backoff.values() if not info.errored]
+        if not waiting:
+            return None
+        info = min(waiting, key=lambda i: (i.backoff_until, -pods_.priority(i.pod), pods_.created(i.pod), i.key))
+        del self._backoff[info.key]
+        return self._fly(info)
+
+    def _fly(self, info: QueuedPod) -> QueuedPod:
+        info.attempts += 1
+        self._in_flight[info.key] = info
+        return info
 
     def _start_backoff(self, info: QueuedPod) -> None:
         info.backoff_until = self._now() + backoff_duration(info.attempts, initial=self._initial, maximum=self._max)
