@@ -11,6 +11,11 @@ are Go's field names (``k8s.io/kube-scheduler/extender/v1``):
 - **prioritize** — the same ``ExtenderArgs``; the reply a ``HostPriorityList``
   ``[{"Host", "Score"}]``, 0..10 (``MaxExtenderPriority``), which the framework multiplies by the
   extender's weight and by 10 (``MaxNodeScore / MaxExtenderPriority``).
+- **preempt** — ``ExtenderPreemptionArgs`` ``{"Pod", "NodeNameToVictims": {node: {"Pods": [...],
+  "NumPDBViolations"}}, "NodeNameToMetaVictims": null}`` (``nodeCacheCapable``: ``"NodeNameToVictims":
+  null, "NodeNameToMetaVictims": {node: {"Pods": [{"UID"}], "NumPDBViolations"}}``); the reply an
+  ``ExtenderPreemptionResult`` ``{"NodeNameToMetaVictims"}`` — always UIDs, turned back into the pods
+  the scheduler has on that node (kube's ``convertToVictims``: an unknown node or UID is an error).
 - **bind** — ``ExtenderBindingArgs`` ``{"PodName", "PodNamespace", "PodUID", "Node"}``; the reply an
   ``ExtenderBindingResult`` ``{"Error"}``.
 
@@ -47,7 +52,7 @@ log = logging.getLogger("mockapi.scheduler.extenders")
 MAX_EXTENDER_PRIORITY = 10
 SCORE_SCALE = 100 // MAX_EXTENDER_PRIORITY  # MaxNodeScore / MaxExtenderPriority
 EXTENDER_NAME = "Extender"  # kube's framework.ExtenderName among the plugins that rejected a pod
-FILTER, PRIORITIZE, BIND = "filter", "prioritize", "bind"
+FILTER, PRIORITIZE, PREEMPT, BIND = "filter", "prioritize", "preempt", "bind"
 SUCCESS, ERROR, TIMEOUT = "success", "error", "timeout"
 
 Observer = Callable[[str, str, str, float], None]  # (extender, verb, outcome, seconds)
@@ -83,6 +88,15 @@ class Call:
 
 
 @dataclass(slots=True)
+class Victims:
+    """kube's ``extenderv1.Victims``: the pods to evict on one node for the preemptor to fit, and
+    how many of them it would evict against a PodDisruptionBudget."""
+
+    pods: list[dict]
+    num_pdb_violations: int = 0
+
+
+@dataclass(slots=True)
 class FilterResult:
     kept: list[str]  # node names, in the reply's order
     failed: dict[str, str]
@@ -113,6 +127,11 @@ class HTTPExtender:
     @property
     def is_prioritizer(self) -> bool:
         return bool(self.config.prioritize_verb)
+
+    @property
+    def is_preempter(self) -> bool:
+        """kube's ``SupportsPreemption``: a ``preemptVerb`` is set."""
+        return bool(self.config.preempt_verb)
 
     @property
     def is_binder(self) -> bool:
@@ -149,7 +168,7 @@ class HTTPExtender:
             kept = []
         for name in kept:
             if name not in sent:
-                raise ExtenderError(f"extender {_quote(self.name)} claims a filtered node {_quote(name)} which is not found in the input node list")
+                raise ExtenderError(f"extender {quote(self.name)} claims a filtered node {quote(name)} which is not found in the input node list")
         failed = _failed_map(_field(reply, "FailedNodes"), "FailedNodes")
         unresolvable = _failed_map(_field(reply, "FailedAndUnresolvableNodes"), "FailedAndUnresolvableNodes")
         return FilterResult(kept, failed, unresolvable)
@@ -168,6 +187,45 @@ class HTTPExtender:
                 raise ExtenderError(f"json: cannot unmarshal {_json_type(score)} into Go struct field HostPriority.Score of type int64")
             scores[host] = score
         return scores
+
+    async def process_preemption(self, pod: dict, victims: dict[str, Victims], snapshot, *, calls: list[Call] | None = None) -> dict[str, Victims]:
+        """kube's ``ProcessPreemption``: the candidates (node → victims) the extender keeps, with the
+        victims it chose there, as pods of ``snapshot`` (a :class:`~.nodeinfo.Snapshot`). The
+        extender may answer nodes it was not sent if the snapshot has them, as kube allows."""
+        reply = await self._send(PREEMPT, self.config.preempt_verb, self._preemption_args(pod, victims), calls)
+        reply = _object(reply, "ExtenderPreemptionResult")
+        found = _field(reply, "NodeNameToMetaVictims")
+        if found is not None and not isinstance(found, dict):
+            raise ExtenderError(f"json: cannot unmarshal {_json_type(found)} into Go struct field ExtenderPreemptionResult.NodeNameToMetaVictims of type map[string]*v1.MetaVictims")
+        return {node: self._victims(node, meta, snapshot) for node, meta in (found or {}).items()}
+
+    def _preemption_args(self, pod: dict, victims: dict[str, Victims]) -> dict:
+        if self.node_cache_capable:  # the extender knows the pods: their UIDs only
+            meta = {node: {"Pods": [{"UID": p["metadata"].get("uid", "")} for p in v.pods], "NumPDBViolations": v.num_pdb_violations} for node, v in victims.items()}
+            return {"Pod": pod, "NodeNameToVictims": None, "NodeNameToMetaVictims": meta}
+        whole = {node: {"Pods": v.pods, "NumPDBViolations": v.num_pdb_violations} for node, v in victims.items()}
+        return {"Pod": pod, "NodeNameToVictims": whole, "NodeNameToMetaVictims": None}
+
+    def _victims(self, node: str, meta, snapshot) -> Victims:
+        """kube's ``convertToVictims`` for one node: each UID looked up among the node's pods."""
+        info = snapshot.get(node)
+        if info is None:
+            raise ExtenderError(f"nodeinfo not found for node name {quote(node)}")
+        meta = _object(meta, "v1.MetaVictims")
+        violations = _field(meta, "NumPDBViolations")
+        if violations is None:
+            violations = 0
+        if isinstance(violations, bool) or not isinstance(violations, int):
+            raise ExtenderError(f"json: cannot unmarshal {_json_type(violations)} into Go struct field MetaVictims.NumPDBViolations of type int64")
+        by_uid = {p["metadata"].get("uid"): p for p in info.pods.values()}
+        pods = []
+        for entry in _array(_field(meta, "Pods"), "MetaVictims.Pods"):
+            uid = _string(_field(_object(entry, "v1.MetaPod"), "UID"), "MetaPod.UID")
+            pod = by_uid.get(uid) if uid else None
+            if pod is None:  # Go prints the *MetaPod with %v: &{<uid>}
+                raise ExtenderError(f"extender: {self.name} claims to preempt pod (UID: &{{{uid}}}) on node: {node}, but the pod is not found on that node")
+            pods.append(pod)
+        return Victims(pods, violations)
 
     async def bind(self, pod: dict, node_name: str, *, calls: list[Call] | None = None) -> None:
         meta = pod["metadata"]
@@ -231,6 +289,12 @@ class HTTPExtender:
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
+
+
+def mark_ignored(calls: list | None, extender: HTTPExtender) -> None:
+    """Mark the extender's last call (just failed) as ignored: an ignorable extender's failure."""
+    if calls and calls[-1].extender == extender.name:
+        calls[-1].ignored = True
 
 
 def build(configs: list, *, observe: Observer | None = None) -> list[HTTPExtender]:
@@ -304,7 +368,7 @@ def _field(obj: dict, name: str):
     return None
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
     """Go's ``%q``."""
     return orjson.dumps(text).decode()
 

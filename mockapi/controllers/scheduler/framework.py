@@ -187,7 +187,7 @@ class Framework:
         return _complete(self.schedule_pod(state, pod, snapshot))
 
     def _refuse_extenders(self, pod: dict) -> None:
-        if any((e.is_filter or e.is_prioritizer) and e.is_interested(pod) for e in self.extenders):
+        if any((e.is_filter or e.is_prioritizer or e.is_preempter) and e.is_interested(pod) for e in self.extenders):
             raise RuntimeError("an extender is interested in this pod: await the framework's async methods (schedule_pod, run_scheduling_cycle)")
 
     async def schedule_pod(self, state: CycleState, pod: dict, snapshot: Snapshot) -> ScheduleResult | FitError:
@@ -206,7 +206,7 @@ class Framework:
             diagnosis.pre_filter_message = status.message()
             diagnosis.unschedulable_plugins.add(status.plugin)
             diagnosis.statuses = {info.name: status for info in infos}
-            return self._fit_error(state, pod, snapshot, len(infos), diagnosis)
+            return await self._fit_error(state, pod, snapshot, len(infos), diagnosis)
         if not status.success:
             attempt.pre_filter = status
             return self._error(pod, len(infos), status)
@@ -230,7 +230,7 @@ class Framework:
                 return self._error(pod, len(infos), feasible)
         attempt.feasible = [info.name for info in feasible]
         if not feasible:
-            return self._fit_error(state, pod, snapshot, len(infos), diagnosis)
+            return await self._fit_error(state, pod, snapshot, len(infos), diagnosis)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, len(candidates), 1)
         scores = self._prioritize(state, pod, feasible, attempt)
@@ -448,7 +448,7 @@ class Framework:
             except extenders_.ExtenderError as exc:
                 record.error = str(exc)
                 if extender.ignorable:
-                    _mark_ignored(calls, extender)
+                    extenders_.mark_ignored(calls, extender)
                     log.info("skipping extender %s as it returned error and has ignorable flag set: %s", extender.name, exc)
                     continue
                 return status_.error(str(exc))
@@ -499,7 +499,7 @@ class Framework:
                 await extender.bind(pod, node_name, calls=calls)
             except extenders_.ExtenderError as exc:
                 if extender.ignorable:
-                    _mark_ignored(calls, extender)
+                    extenders_.mark_ignored(calls, extender)
                     log.info("skipping extender %s in bind as it returned error and has ignorable flag set: %s", extender.name, exc)
                     continue
                 return status_.error(str(exc))
@@ -511,13 +511,15 @@ class Framework:
         for extender in self.extenders:
             await extender.aclose()
 
-    def _fit_error(self, state: CycleState, pod: dict, snapshot: Snapshot, num_nodes: int, diagnosis: Diagnosis) -> FitError:
+    async def _fit_error(self, state: CycleState, pod: dict, snapshot: Snapshot, num_nodes: int, diagnosis: Diagnosis) -> FitError:
         # kube's RunPostFilterPlugins: the first Success, Unresolvable or Error ends it; the
         # Unschedulable plugins' reasons add up (one with none, e.g. Coscheduling for a pod of no
         # group, adds nothing), and the result kept is the first one's unless a later one nominates
         result, reasons = None, []
         for p in self.points["postFilter"]:
             found = p.post_filter(state, pod, snapshot, diagnosis.statuses)
+            if inspect.isawaitable(found):  # it calls out (DefaultPreemption asking preempting extenders)
+                found = await found
             if found.status.success or found.status.code is not Code.UNSCHEDULABLE:
                 result, reasons = found, list(found.status.reasons)
                 break
@@ -706,8 +708,3 @@ def _complete(coroutine):
         return done.value
     coroutine.close()
     raise RuntimeError("an extender is interested in this pod: await the framework's async methods (schedule_pod, run_scheduling_cycle)")
-
-
-def _mark_ignored(calls: list | None, extender) -> None:
-    if calls and calls[-1].extender == extender.name:
-        calls[-1].ignored = True

@@ -10,7 +10,8 @@ preEnqueue      ``pre_enqueue(pod) -> Status``                               no
 queueSort       (PrioritySort only: the queue orders by priority, creation)  –
 preFilter       ``pre_filter(state, pod, snapshot) -> Status``                no
 filter          ``filter(state, pod, node_info) -> Status``                   no
-postFilter      ``post_filter(state, pod, snapshot, statuses) -> PostFilterResult``  no
+postFilter      ``post_filter(state, pod, snapshot, statuses) -> PostFilterResult``  may be
+                (or an awaitable of one, when it calls out: DefaultPreemption's extenders)
 preScore        ``pre_score(state, pod, node_infos) -> Status``               no
 score           ``score(state, pod, node_info) -> int`` (0..100 after normalizing)  no
                 ``normalize_score(state, pod, scores: dict[node, int])`` (in place, optional)

@@ -15,6 +15,15 @@ fewest victims, then the latest start among its highest-priority victims, then t
 name. The result nominates that node and lists the victims; the caller deletes them and sets the
 pod's ``status.nominatedNodeName``.
 
+Before that choice the candidates go to each HTTP extender that has a ``preemptVerb`` and is
+interested in the pod, in turn (kube's ``callExtenders``): each answers the nodes it keeps with
+the victims it chose there, and the next extender gets that answer. A node left out is no longer a
+candidate; no node left means no preemption (``no candidate node for preemption``). An extender's
+error, or a node it kept with no victim, fails preemption with the error as the PostFilter message
+(the pod stays Unschedulable) — unless the extender is ``ignorable``: then its error skips it and
+its node without victims is dropped. :meth:`DefaultPreemption.post_filter` then returns an
+awaitable, which the framework awaits.
+
 The budgets come from the plugin's own informer on ``policy/v1`` PodDisruptionBudgets
 (:meth:`DefaultPreemption.informers`, started by the scheduler); with none, preemption costs
 what it did without them.
@@ -23,7 +32,9 @@ what it did without them.
 from __future__ import annotations
 
 from mockapi.client import DELETED
-from mockapi.controllers.scheduler import pods as pods_, status as status_
+import logging
+
+from mockapi.controllers.scheduler import extenders as extenders_, pods as pods_, status as status_
 from mockapi.controllers.scheduler.framework import reason_histogram
 from mockapi.controllers.scheduler.plugins import disruption
 from mockapi.controllers.scheduler.plugin import Plugin, PostFilterResult
@@ -32,6 +43,9 @@ from mockapi.controllers.scheduler.status import Code
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NEVER = "not eligible due to preemptionPolicy=Never."
+NO_CANDIDATE = "no candidate node for preemption"
+
+log = logging.getLogger("mockapi.scheduler.preemption")
 
 
 def _start(pod: dict) -> str:
@@ -83,8 +97,39 @@ class DefaultPreemption(Plugin):
         if not candidates:
             message = f"preemption: 0/{len(snapshot)} nodes are available: {reason_histogram(outcomes.values())}."
             return PostFilterResult(status_.unschedulable(message, plugin=self.NAME))
-        node = pick_one_node(candidates, violations)
-        return PostFilterResult(status_.SUCCESS, node, candidates[node])
+        extenders = self._preempting_extenders(pod)
+        if extenders:
+            return self._ask_extenders(state, pod, snapshot, candidates, violations, extenders)
+        return _nominate(candidates, violations)
+
+    def _preempting_extenders(self, pod: dict) -> list:
+        """The extenders kube's ``callExtenders`` asks: a ``preemptVerb``, and interested in the pod."""
+        return [e for e in getattr(self.handle, "extenders", ()) if e.is_preempter and e.is_interested(pod)]
+
+    async def _ask_extenders(self, state, pod, snapshot, candidates: dict[str, list[dict]], violations: dict[str, int], extenders) -> PostFilterResult:
+        """kube's ``callExtenders``, then ``SelectCandidate`` among what the extenders left."""
+        victims = {node: extenders_.Victims(pods, violations.get(node, 0)) for node, pods in candidates.items()}
+        calls = state.attempt.calls if state.attempt is not None else None
+        for extender in extenders:
+            try:
+                found = await extender.process_preemption(pod, victims, snapshot, calls=calls)
+            except extenders_.ExtenderError as exc:
+                if extender.ignorable:
+                    extenders_.mark_ignored(calls, extender)
+                    log.info("skipped extender %s as it returned error and has ignorable flag set: %s", extender.name, exc)
+                    continue
+                return PostFilterResult(status_.error(str(exc), plugin=self.NAME))
+            for node in [node for node, kept in found.items() if not kept.pods]:
+                if not extender.ignorable:
+                    return PostFilterResult(status_.error(f"expected at least one victim pod on node {extenders_.quote(node)}", plugin=self.NAME))
+                log.info("ignored node %s for which the extender %s didn't report victims", node, extender.name)
+                del found[node]
+            victims = found
+            if not victims:  # no preemption can happen, whatever the other extenders say
+                break
+        if not victims:
+            return PostFilterResult(status_.unschedulable(NO_CANDIDATE, plugin=self.NAME))
+        return _nominate({node: v.pods for node, v in victims.items()}, {node: v.num_pdb_violations for node, v in victims.items()})
 
     def select_victims(self, state, pod: dict, info, budgets: list | None = None) -> tuple[list[dict], int] | None:
         """The fewest lower-priority pods whose leaving makes ``pod`` fit on ``info``'s node, and
@@ -108,6 +153,11 @@ class DefaultPreemption(Plugin):
         if violating and fine:
             victims.sort(key=importance)
         return victims, num_violating
+
+
+def _nominate(candidates: dict[str, list[dict]], violations: dict[str, int]) -> PostFilterResult:
+    node = pick_one_node(candidates, violations)
+    return PostFilterResult(status_.SUCCESS, node, candidates[node])
 
 
 def _bound_pods(snapshot):
