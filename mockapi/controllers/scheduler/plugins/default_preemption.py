@@ -31,9 +31,9 @@ what it did without them.
 
 from __future__ import annotations
 
-from mockapi.client import DELETED
 import logging
 
+from mockapi.client import DELETED
 from mockapi.controllers.scheduler import extenders as extenders_, pods as pods_, status as status_
 from mockapi.controllers.scheduler.framework import reason_histogram
 from mockapi.controllers.scheduler.plugins import disruption
