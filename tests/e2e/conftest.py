@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import signal
 import subprocess
+import sys
 import time
 
 import httpx
@@ -21,6 +24,25 @@ def wait_for(what, timeout: float = 10.0, interval: float = 0.02):
         if found or time.monotonic() > deadline:
             return found
         time.sleep(interval)
+
+
+@contextlib.contextmanager
+def served(*args: str):
+    """``mockapi serve --port 0 ARGS`` in a process of its own; yields a kubernetes client
+    Configuration for the URL its banner names, and stops it with SIGTERM at the end."""
+    process = subprocess.Popen([sys.executable, "-m", "mockapi", "serve", "--port", "0", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        line = process.stdout.readline()
+        assert "serving on http://" in line, (line, process.poll(), process.stderr.read() if process.poll() is not None else "")
+        configuration = client.Configuration()
+        configuration.host = line.split("serving on ", 1)[1].split()[0]
+        yield configuration
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
+        process.stdout.close()
+        process.stderr.close()
 
 
 @pytest.fixture

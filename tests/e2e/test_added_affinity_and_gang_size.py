@@ -5,7 +5,6 @@ message until its last member is created; an invalid addedAffinity refuses to st
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from tests.e2e.conftest import wait_for
+from tests.e2e.conftest import served, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -41,20 +40,8 @@ profiles:
 def core(tmp_path):
     path = tmp_path / "scheduler.yaml"
     path.write_text(CONFIG)
-    process = subprocess.Popen([sys.executable, "-m", "mockapi", "serve", "--port", "0", "--scheduler-config", str(path)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        line = process.stdout.readline()
-        assert "serving on http://" in line, (line, process.poll(), process.stderr.read() if process.poll() is not None else "")
-        configuration = client.Configuration()
-        configuration.host = line.split("serving on ", 1)[1].split()[0]
-        with client.ApiClient(configuration) as api:
-            yield client.CoreV1Api(api)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=10)
-        process.stdout.close()
-        process.stderr.close()
+    with served("--scheduler-config", str(path)) as configuration, client.ApiClient(configuration) as api:
+        yield client.CoreV1Api(api)
 
 
 def node(name: str, **labels) -> client.V1Node:

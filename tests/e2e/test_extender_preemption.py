@@ -5,15 +5,11 @@ and the pod's scheduling record and /metrics show the preempt call."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-
 import httpx
 import pytest
 from kubernetes import client
 
-from tests.e2e.conftest import wait_for
+from tests.e2e.conftest import served, wait_for
 from tests.scheduler.extender_server import ExtenderServer
 
 pytestmark = pytest.mark.e2e
@@ -41,22 +37,10 @@ def cluster(tmp_path, request):
     with ExtenderServer({"preempt": request.param}) as extender:
         path = tmp_path / "scheduler.yaml"
         path.write_text(CONFIG.format(url=extender.url))
-        process = subprocess.Popen([sys.executable, "-m", "mockapi", "serve", "--port", "0", "--scheduler-config", str(path)],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        try:
-            line = process.stdout.readline()
-            assert "serving on http://" in line, (line, process.poll(), process.stderr.read() if process.poll() is not None else "")
-            configuration = client.Configuration()
-            configuration.host = line.split("serving on ", 1)[1].split()[0]
-            with client.ApiClient(configuration) as api:
-                core = client.CoreV1Api(api)
-                populate(core, client.SchedulingV1Api(api))
-                yield core, configuration.host, extender
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=10)
-            process.stdout.close()
-            process.stderr.close()
+        with served("--scheduler-config", str(path)) as configuration, client.ApiClient(configuration) as api:
+            core = client.CoreV1Api(api)
+            populate(core, client.SchedulingV1Api(api))
+            yield core, configuration.host, extender
 
 
 def populate(core, scheduling) -> None:
