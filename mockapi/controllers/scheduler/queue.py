@@ -265,7 +265,7 @@ class SchedulingQueue:
             self._push(info)
 
     def _push(self, info: QueuedPod) -> None:
-        info.order = (-pods_.priority(info.pod), pods_.created(info.pod), info.key)
+        info.order = _active_order(info)
         self._in_active[info.key] = info
         heapq.heappush(self._active, (info.order, next(self._seq), info.key))
         self._ready.set()
@@ -285,7 +285,7 @@ class SchedulingQueue:
         waiting = [info for info in self._backoff.values() if not info.errored]
         if not waiting:
             return None
-        info = min(waiting, key=lambda i: (i.backoff_until, -pods_.priority(i.pod), pods_.created(i.pod), i.key))
+        info = min(waiting, key=lambda i: (i.backoff_until, *_active_order(i)))
         del self._backoff[info.key]
         return self._fly(info)
 
@@ -387,6 +387,11 @@ class _Parked(dict):
         for group in groups:
             found.update(group)
         return list(found.values())
+
+
+def _active_order(info: QueuedPod) -> tuple:
+    """activeQ's order (kube's PrioritySort): higher ``spec.priority`` first, then creation, then key."""
+    return (-pods_.priority(info.pod), pods_.created(info.pod), info.key)
 
 
 def backoff_duration(attempts: int, *, initial: float = INITIAL_BACKOFF, maximum: float = MAX_BACKOFF) -> float:
