@@ -186,8 +186,12 @@ class Framework:
         self._refuse_extenders(pod)
         return _complete(self.schedule_pod(state, pod, snapshot))
 
+    def _awaits_extenders(self, pod: dict) -> bool:
+        """Whether a scheduling cycle of ``pod`` calls an extender (and so awaits)."""
+        return any((e.is_filter or e.is_prioritizer or e.is_preempter) and e.is_interested(pod) for e in self.extenders)
+
     def _refuse_extenders(self, pod: dict) -> None:
-        if any((e.is_filter or e.is_prioritizer or e.is_preempter) and e.is_interested(pod) for e in self.extenders):
+        if self._awaits_extenders(pod):
             raise RuntimeError("an extender is interested in this pod: await the framework's async methods (schedule_pod, run_scheduling_cycle)")
 
     async def schedule_pod(self, state: CycleState, pod: dict, snapshot: Snapshot) -> ScheduleResult | FitError:
@@ -578,8 +582,18 @@ class Framework:
         return _complete(self.run_scheduling_cycle(state, pod, snapshot))
 
     async def run_scheduling_cycle(self, state: CycleState, pod: dict, snapshot: Snapshot) -> tuple[ScheduleResult | FitError, Status]:
-        """:meth:`schedule_pod`, then :meth:`assume` on the chosen node."""
-        result = await self.schedule_pod(state, pod, snapshot)
+        """:meth:`schedule_pod`, then :meth:`assume` on the chosen node. A cycle that calls extenders
+        reads a frozen view of ``snapshot`` (:meth:`Snapshot.freeze`): what the informers change
+        while it awaits is in ``snapshot``, not in what the cycle sees, as kube's cycle reads the
+        snapshot it took when it began; the pod is assumed in ``snapshot`` itself."""
+        if self.extenders and self._awaits_extenders(pod):
+            view = snapshot.freeze()
+            try:
+                result = await self.schedule_pod(state, pod, view)
+            finally:
+                snapshot.thaw(view)
+        else:
+            result = await self.schedule_pod(state, pod, snapshot)
         if isinstance(result, FitError):
             return result, result.status if result.status is not None else status_.unschedulable(result.message())
         return result, self.assume(state, pod, result.node, snapshot)

@@ -6,6 +6,11 @@ defaults for containers that request nothing) for scoring — next to ``allocata
 ``status.allocatable``. A :class:`Snapshot` holds them by node name; adding a pod counts it at once,
 so the next cycle sees an assumed pod exactly as a bound one. Pods whose node is not known (yet)
 are kept aside and counted when it appears, as kube keeps "ghost" node infos.
+
+A cycle that awaits (an HTTP extender's call) reads a frozen view (:meth:`Snapshot.freeze`): the
+informers go on changing the live snapshot meanwhile, which copies a NodeInfo the view shares
+before its first change (copy on write), so the cycle sees the cluster as it was when it began —
+kube's snapshot, taken once per cycle and never changed under it.
 """
 
 from __future__ import annotations
@@ -95,6 +100,8 @@ class Snapshot:
         self.pod_node: dict[str, str] = {}  # pod key → the node it counts on
         self.nominated: dict[str, tuple[dict, str]] = {}  # pod key → (pod, node) preemption made room on
         self._listed: tuple[NodeInfo, ...] | None = None  # node_infos(), while no node comes or goes
+        self._shared: set[str] = set()  # names whose NodeInfo a frozen view holds: copied before a change
+        self._views = 0  # frozen views not thawed yet
         for node in nodes:
             self.set_node(node)
         for pod in pods:
@@ -110,6 +117,7 @@ class Snapshot:
         else:
             if info.node is None:
                 self._listed = None
+            info = self._own(name, info)
             info.set_node(node)
         return info
 
@@ -119,6 +127,7 @@ class Snapshot:
             return
         self._listed = None
         if info.pods:
+            info = self._own(name, info)
             info.node = None  # pods stay counted until they go (kube's ghost node info)
             info.generation = next(_generations)
         else:
@@ -136,6 +145,8 @@ class Snapshot:
         info = self._infos.get(node_name)
         if info is None:
             info = self._infos[node_name] = NodeInfo(None, node_name)
+        else:
+            info = self._own(node_name, info)
         info.add_pod(pod)
         self.pod_node[key] = node_name
         self.nominated.pop(key, None)
@@ -158,11 +169,37 @@ class Snapshot:
         node_name = self.pod_node.pop(key, None)
         if node_name is None:
             return False
-        info = self._infos[node_name]
+        info = self._own(node_name, self._infos[node_name])
         info.remove_pod(key)
         if info.node is None and not info.pods:
             del self._infos[node_name]
         return True
+
+    # ---------------------------------------------------------- frozen views
+    def freeze(self) -> "Snapshot":
+        """A view of the snapshot as it is now, for a cycle that awaits: it shares every NodeInfo,
+        and this snapshot copies one before changing it while the view is not thawed. Read the view,
+        never change it; :meth:`thaw` it when the cycle is done with it."""
+        view = Snapshot()
+        view._infos, view.pod_node, view.nominated, view._listed = dict(self._infos), dict(self.pod_node), dict(self.nominated), self._listed
+        self._shared = set(self._infos)  # (every current one: an earlier view may hold others as well)
+        self._views += 1
+        return view
+
+    def thaw(self, view: "Snapshot") -> None:
+        """The cycle is done with ``view``: once no view is left, NodeInfos are changed in place again."""
+        self._views -= 1
+        if not self._views:
+            self._shared = set()
+
+    def _own(self, name: str, info: NodeInfo) -> NodeInfo:
+        """``info`` (this snapshot's, under ``name``), ready to change: a copy if a frozen view shares it."""
+        if name not in self._shared:
+            return info
+        self._shared.discard(name)
+        copy = self._infos[name] = info.clone()
+        self._listed = None  # the listing holds the shared one
+        return copy
 
     # -------------------------------------------------------------- reading
     @property
