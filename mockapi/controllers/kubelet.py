@@ -25,7 +25,10 @@ informers last saw them, kube's kubelet's pod manager; a Node read from the API)
   ``Pulled``/``Created``/``Started`` Events. A pod with a deletionTimestamp is ended: ``Killing``
   Events; after min(its grace period, ``max_grace``) its containers have exited 0 (``phase:
   Succeeded``, written as a kubelet does before the pod goes), then ``DELETE ?gracePeriodSeconds=0``.
-- ``("node-gone", name)`` — kube's pod GC: the pods bound to a deleted Node are deleted at once.
+- ``("node-gone", name)`` — kube's pod GC: the pods bound to a deleted Node are deleted at once;
+  those bound to a node this kubelet does not know (never created, or deleted before the binding
+  came: a scheduler may choose a node that goes while it decides) after kube's quarantine of
+  ``orphan_quarantine`` seconds, if the Node still does not exist then (podgc's ``gcOrphaned``).
 
 A Node annotated ``mockapi.k8s.io/kubelet: "false"`` is left alone, with its pods. Restarting
 converges: a running pod is left as it is, a node's report is only refreshed.
@@ -66,6 +69,7 @@ class KubeletOptions:
     cluster_cidr: str = "10.244.0.0/14"  # node i's pod range is /24 number i of it (without spec.podCIDR)
     kubelet_version: str = "v1.32.0"
     events: bool = True  # record Pulled/Created/Started/Killing Events (one write each)
+    orphan_quarantine: float = 40.0  # seconds a pod bound to an unknown node waits before its node is looked up (podgc's quarantineTime)
 
 
 @dataclass
@@ -190,6 +194,8 @@ class Kubelet:
             return
         self._seen_pod(key, pod)
         self._pods_on.setdefault(node, set()).add(key)
+        if node not in self._nodes:  # no such Node (yet: the node informer may not have listed it)
+            self.queue.add_after(("node-gone", node), self.options.orphan_quarantine)
         ip = (pod.get("status") or {}).get("podIP")
         if ip and not (pod.get("spec") or {}).get("hostNetwork"):
             self.addresses.observe_pod(node, key, ip)

@@ -365,6 +365,33 @@ def test_pods_of_a_deleted_node_are_deleted():
     run(scenario)
 
 
+def test_a_pod_bound_to_a_node_that_does_not_exist_is_deleted_after_the_quarantine_unless_the_node_comes():
+    """kube's pod GC (gcOrphaned): a pod bound to a node nobody knows — never created, or deleted
+    before the binding came — is deleted once the node has stayed missing for the quarantine."""
+    clock = clocks.FakeClock()
+
+    async def scenario(client, kubelet):
+        await client.create(NODES, node("node-a"))
+        await client.create(NODES, node("node-b"))
+        await client.create(PODS, pod("orphan", "node-x"))
+        await client.create(PODS, pod("early", "node-y"))  # its node comes within the quarantine
+        await client.delete(NODES, "", "node-b")
+        await settle(kubelet)
+        await client.create(PODS, pod("late", "node-b"))  # bound after its node went
+        await settle(kubelet)
+        clock.advance(39)
+        kubelet.queue.kick()
+        await client.create(NODES, node("node-y"))
+        await settle(kubelet)
+        assert {p["metadata"]["name"] for p in (await client.list(PODS, "default"))[0]} == {"orphan", "early", "late"}
+        clock.advance(2)
+        kubelet.queue.kick()
+        await until(lambda: client.list(PODS, "default"), lambda found: {p["metadata"]["name"] for p in found[0]} == {"early"})
+        assert ("Pod", "default", "orphan", "", 0) in client.deletes and ("Pod", "default", "late", "", 0) in client.deletes
+
+    run(scenario, clock=clock, options=KubeletOptions(orphan_quarantine=40))
+
+
 def test_a_restarted_kubelet_leaves_running_pods_and_reported_nodes_as_they_are():
     async def main():
         client = new_client()
