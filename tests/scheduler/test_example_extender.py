@@ -61,7 +61,7 @@ def test_pods_of_my_scheduler_land_where_the_agents_say(tmp_path, extender):
         with server.api_client() as api:
             core = k8s.CoreV1Api(api)
             deadline = time.monotonic() + 20
-            while any(not (n.status.allocatable or {}).get("pods") for n in core.list_node().items) and time.monotonic() < deadline:
+            while any(not ((n.status and n.status.allocatable) or {}).get("pods") for n in core.list_node().items) and time.monotonic() < deadline:
                 time.sleep(0.02)
             server.load("\n---\n".join(d for d in documents if d not in nodes))
             while True:
