@@ -55,6 +55,7 @@ CLAIMS = Kind("devmgmtproto.k8s.io/v1alpha1", "DeviceClaim")
 OPT_OUT = "mockapi.k8s.io/kubelet"  # "false" on a Node: no simulated kubelet there
 DEFAULT_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110", "ephemeral-storage": "1Ti"}
 DEFAULT_GRACE = 30  # a pod's terminationGracePeriodSeconds when it has none
+DISRUPTION_TARGET = "DisruptionTarget"  # the condition the pod GC sets before it deletes a pod
 PodKey = tuple[str, str]
 
 
@@ -422,14 +423,35 @@ class Kubelet:
                 raise
 
     async def _collect_pods_of(self, node: str) -> None:
-        """kube's pod GC: a Node is gone, so are the pods bound to it."""
+        """kube's pod GC: a Node is gone, so are the pods bound to it — each marked ``Failed`` with
+        the ``DisruptionTarget`` condition first, then force-deleted (``markFailedAndDeletePodWithCondition``)."""
         if await self._get(NODES, "", node) is not None:
             return  # created again meanwhile
         for key in sorted(self._pods_on.get(node, ())):
             try:
+                await self._mark_failed(key)
                 await self.client.delete(PODS, *key, grace_period_seconds=0)
             except errors.StatusError as exc:
                 if exc.code != 404:
+                    raise
+
+    async def _mark_failed(self, key: PodKey) -> None:
+        """``phase: Failed`` and ``DisruptionTarget`` (reason ``DeletionByPodGC``) on a pod not
+        finished yet, kept with its other conditions (kube applies them as the field manager
+        ``PodGC``; here a /status merge patch on the resourceVersion read, read again on a conflict)."""
+        for _ in range(5):
+            pod = await self._get(PODS, *key)
+            if pod is None or _terminal(pod):
+                return
+            conditions = [c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") != DISRUPTION_TARGET]
+            conditions.append({"type": DISRUPTION_TARGET, "status": "True", "lastTransitionTime": self._now(),
+                               "reason": "DeletionByPodGC", "message": "PodGC: node no longer exists"})
+            patch = {"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]}, "status": {"phase": "Failed", "conditions": conditions}}
+            try:
+                await self.client.patch(PODS, *key, patch, subresource="status")
+                return
+            except errors.StatusError as exc:
+                if exc.code != 409:
                     raise
 
     # ------------------------------------------------------------------ helpers

@@ -357,10 +357,30 @@ def test_pods_of_a_deleted_node_are_deleted():
         await client.create(PODS, pod("on-a", "node-a"))
         await client.create(PODS, pod("on-b", "node-b"))
         await running_pod(client, "on-a")
+        seen: list = []
+        synced = asyncio.Event()
+
+        async def watch() -> None:
+            async for event in client.watch(PODS, "default"):
+                if event.type == "SYNCED":
+                    synced.set()
+                elif synced.is_set() and event.object["metadata"]["name"] == "on-a":
+                    seen.append((event.type, event.object))
+
+        watching = asyncio.create_task(watch())
+        await synced.wait()
         await client.delete(NODES, "", "node-a")
         await until(lambda: get_or_none(client, PODS, "on-a"), lambda p: p is None)
         assert ("Pod", "default", "on-a", "", 0) in client.deletes
         assert await get_or_none(client, PODS, "on-b") is not None
+        await until(lambda: asyncio.sleep(0, seen), lambda found: found and found[-1][0] == "DELETED")
+        watching.cancel()
+        # kube's pod GC: marked Failed, with DisruptionTarget beside the other conditions, then deleted
+        (updated, failed), (deleted, gone) = seen[-2:]
+        assert (updated, deleted) == ("MODIFIED", "DELETED") and failed["status"]["phase"] == gone["status"]["phase"] == "Failed"
+        target = condition(failed, "DisruptionTarget")
+        assert (target["status"], target["reason"], target["message"]) == ("True", "DeletionByPodGC", "PodGC: node no longer exists")
+        assert condition(failed, "Ready") is not None  # the kubelet's conditions are kept
 
     run(scenario)
 
