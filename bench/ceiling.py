@@ -107,11 +107,12 @@ class Floor:
 
     def create(self, namespace: str, raw: bytes, agent: str) -> tuple[int, bytes]:
         obj = orjson.loads(raw)
-        if orjson.dumps(obj) != raw and raw.count(b":") > orjson.dumps(obj).count(b":"):
+        encoded = orjson.dumps(obj)
+        if encoded != raw and raw.count(b":") > encoded.count(b":"):
             return 400, b'{"kind":"Status","code":400,"message":"duplicate field"}'
-        meta = obj.get("metadata") if type(obj) is dict else None
-        if obj.get("apiVersion") != "v1" or obj.get("kind") != "Pod" or type(meta) is not dict:
+        if type(obj) is not dict or obj.get("apiVersion") != "v1" or obj.get("kind") != "Pod" or type(obj.get("metadata")) is not dict:
             return 400, b'{"kind":"Status","code":400}'
+        meta = obj["metadata"]
         name = meta.get("name")
         if type(name) is not str or len(name) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(name):
             return 422, b'{"kind":"Status","code":422,"reason":"Invalid"}'

@@ -25,7 +25,8 @@ informers last saw them, kube's kubelet's pod manager; a Node read from the API)
   ``Pulled``/``Created``/``Started`` Events. A pod with a deletionTimestamp is ended: ``Killing``
   Events; after min(its grace period, ``max_grace``) its containers have exited 0 (``phase:
   Succeeded``, written as a kubelet does before the pod goes), then ``DELETE ?gracePeriodSeconds=0``.
-- ``("node-gone", name)`` — kube's pod GC: the pods bound to a deleted Node are deleted at once;
+- ``("node-gone", name)`` — kube's pod GC: the pods bound to a deleted Node are marked ``Failed``
+  (condition ``DisruptionTarget``, reason ``DeletionByPodGC``) and force-deleted at once;
   those bound to a node this kubelet does not know (never created, or deleted before the binding
   came: a scheduler may choose a node that goes while it decides) after kube's quarantine of
   ``orphan_quarantine`` seconds, if the Node still does not exist then (podgc's ``gcOrphaned``).
